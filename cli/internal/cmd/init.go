@@ -1,0 +1,71 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentfs-go/agentfs/core"
+)
+
+func init() { register(newInitCmd) }
+
+func newInitCmd() *cobra.Command {
+	var force bool
+	var chunkSize int
+	c := &cobra.Command{
+		Use:   "init [ID]",
+		Short: "Create an agent database in .agentfs/ID.db",
+		Long: `Create a new agent database. ID may contain letters, digits, "_" and "-";
+without it, a random id is chosen. The database is .agentfs/ID.db in the
+current directory.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			} else {
+				id = randomID()
+			}
+			if !core.ValidID(id) {
+				return userError{msg: fmt.Sprintf("invalid agent id %q: use letters, digits, '_' and '-'", id), hint: "agentfs init my-agent"}
+			}
+			path := core.PathForID(id)
+			if _, err := os.Stat(path); err == nil {
+				if !force {
+					return userError{msg: fmt.Sprintf("agent %q already exists at %s", id, path), hint: fmt.Sprintf("agentfs init %s --force (replaces it)", id)}
+				}
+				for _, suffix := range []string{"", "-wal", "-shm"} {
+					if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						return err
+					}
+				}
+			}
+			a, err := core.Open(cmd.Context(), path, core.Options{Create: true, ChunkSize: chunkSize})
+			if err != nil {
+				return err
+			}
+			if err := a.Close(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Created agent filesystem: %s\nAgent ID: %s\n", path, id)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&force, "force", false, "replace an existing database")
+	c.Flags().IntVar(&chunkSize, "chunk-size", 4096, "size of file data chunks in bytes")
+	return c
+}
+
+func randomID() string {
+	b := make([]byte, 6)
+	f, err := os.Open("/dev/urandom")
+	if err == nil {
+		f.Read(b)
+		f.Close()
+	}
+	return fmt.Sprintf("agent-%x", b)
+}

@@ -1,0 +1,200 @@
+// Package cmd holds the agentfs subcommands, one file each.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/kv"
+	"github.com/agentfs-go/agentfs/core/schema"
+	"github.com/agentfs-go/agentfs/core/store"
+	"github.com/agentfs-go/agentfs/core/toolcalls"
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
+
+// Version is set at build time with -ldflags "-X .../cmd.Version=...".
+var Version = "0.1.0-dev"
+
+// Main runs the CLI and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	if err == nil {
+		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, "agentfs:", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "agentfs:", describe(err))
+	if h := hint(err); h != "" {
+		fmt.Fprintln(stderr, "  Try:", h)
+	}
+	return 1
+}
+
+// exitError ends the program with a given code (for example 2 for usage).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agentfs",
+		Short: "An agent's filesystem, key-value store and tool-call log in one SQLite file",
+		Long: `agentfs keeps everything an AI agent touches in one SQLite database file:
+a POSIX-like filesystem, a key-value store and an append-only log of tool
+calls. Databases live in .agentfs/<ID>.db; every command that takes
+ID_OR_PATH accepts an agent id or the path of a database file. The format is
+compatible with Turso's AgentFS (specification 0.4).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exitError{code: 2, msg: fmt.Sprintf("%v\n  Try: %s --help", err, c.CommandPath())}
+	})
+	for _, add := range commands {
+		root.AddCommand(add())
+	}
+	return root
+}
+
+// commands is filled by the init functions of the subcommand files.
+var commands []func() *cobra.Command
+
+func register(f func() *cobra.Command) { commands = append(commands, f) }
+
+// openAgent opens an existing database named by an id or a path.
+func openAgent(cmd *cobra.Command, idOrPath string) (*core.Agent, error) {
+	return openAgentWith(cmd, idOrPath, core.Options{})
+}
+
+func openAgentWith(cmd *cobra.Command, idOrPath string, opts core.Options) (*core.Agent, error) {
+	path := core.ResolveIDOrPath(idOrPath)
+	a, err := core.Open(cmd.Context(), path, opts)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && pe.Path == path {
+			return nil, userError{
+				msg:  fmt.Sprintf("no agent database %q (looked for %s)", idOrPath, path),
+				hint: fmt.Sprintf("agentfs init %s", suggestID(idOrPath)),
+			}
+		}
+		if errors.Is(err, schema.ErrNeedsMigration) {
+			return nil, userError{msg: err.Error(), hint: fmt.Sprintf("agentfs migrate %s", idOrPath)}
+		}
+		return nil, err
+	}
+	return a, nil
+}
+
+func suggestID(s string) string {
+	if core.ValidID(s) {
+		return s
+	}
+	return "my-agent"
+}
+
+// userError is an error with a next step for the user.
+type userError struct {
+	msg  string
+	hint string
+}
+
+func (e userError) Error() string { return e.msg }
+
+// describe turns engine errors into one readable line.
+func describe(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if errno, ok := pe.Err.(syscall.Errno); ok {
+			return fmt.Sprintf("%s %s: %s (%s)", pe.Op, pe.Path, errno.Error(), errnoName(errno))
+		}
+	}
+	return err.Error()
+}
+
+func hint(err error) string {
+	var ue userError
+	if errors.As(err, &ue) {
+		return ue.hint
+	}
+	switch {
+	case errors.Is(err, store.ErrBusy):
+		return "another process holds the write lock; retry, or find it with: fuser <db file>"
+	case errors.Is(err, store.ErrNotADatabase):
+		return "check the path; an encrypted database needs its key"
+	case errors.Is(err, kv.ErrNotFound):
+		return "list keys with: agentfs kv ID ls"
+	case errors.Is(err, toolcalls.ErrNotFound):
+		return "list calls with: agentfs timeline ID"
+	}
+	switch vfs.Errno(err) {
+	case syscall.ENOENT:
+		return "list the directory with: agentfs fs ID ls PATH (or create parents with mkdir -p)"
+	case syscall.EEXIST:
+		return "the path exists; remove it first or choose another name"
+	case syscall.ENOTEMPTY:
+		return "remove the contents first, or use rm -r"
+	case syscall.EISDIR:
+		return "the path is a directory; use -r where the command supports it"
+	case syscall.ENOTDIR:
+		return "a component of the path is not a directory"
+	case syscall.ELOOP:
+		return "a symbolic link loop; inspect links with: agentfs fs ID ls -l"
+	}
+	return ""
+}
+
+var errnoNames = map[syscall.Errno]string{
+	syscall.ENOENT: "ENOENT", syscall.EEXIST: "EEXIST", syscall.ENOTDIR: "ENOTDIR",
+	syscall.EISDIR: "EISDIR", syscall.ENOTEMPTY: "ENOTEMPTY", syscall.ELOOP: "ELOOP",
+	syscall.EINVAL: "EINVAL", syscall.EPERM: "EPERM", syscall.EACCES: "EACCES",
+	syscall.ENAMETOOLONG: "ENAMETOOLONG", syscall.EBUSY: "EBUSY", syscall.ENODATA: "ENODATA",
+	syscall.EBADF: "EBADF", syscall.EIO: "EIO", syscall.ESTALE: "ESTALE", syscall.ERANGE: "ERANGE",
+	syscall.E2BIG: "E2BIG", syscall.EXDEV: "EXDEV", syscall.EROFS: "EROFS", syscall.ENOSPC: "ENOSPC",
+}
+
+func errnoName(e syscall.Errno) string {
+	if n, ok := errnoNames[e]; ok {
+		return n
+	}
+	return fmt.Sprintf("errno %d", int(e))
+}
+
+// isTerminal reports whether w is a terminal (for progress output).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// agentPath makes a filesystem path absolute inside the agent filesystem.
+func agentPath(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		return "/" + p
+	}
+	return p
+}

@@ -1,0 +1,155 @@
+// Package core is the AgentFS engine: one SQLite database file holding an
+// agent's filesystem, key-value store and tool-call log.
+//
+//	a, err := core.Open(ctx, ".agentfs/my-agent.db", core.Options{})
+//	defer a.Close()
+//	a.FS.WriteFile("/notes.md", []byte("hi"), vfs.WriteOptions{})
+//	a.KV.Set(ctx, "step", 3)
+//	id, _ := a.Tools.Start(ctx, "search", nil)
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"syscall"
+
+	"github.com/agentfs-go/agentfs/core/kv"
+	"github.com/agentfs-go/agentfs/core/schema"
+	"github.com/agentfs-go/agentfs/core/store"
+	"github.com/agentfs-go/agentfs/core/toolcalls"
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
+
+// Options configure Open.
+type Options struct {
+	// Create makes the database when the file does not exist. Without it,
+	// opening a missing file fails with an error wrapping fs.ErrNotExist.
+	Create bool
+	// ChunkSize of a new database (default 4096, as agentfs-sdk).
+	ChunkSize int
+	// Durability of commits (default: atomic, fsync at checkpoints).
+	Durability store.Durability
+	// ReadOnly opens for queries only.
+	ReadOnly bool
+	// FS options: owner of new files, umask.
+	FS vfs.Options
+}
+
+// Agent is an open agent database.
+type Agent struct {
+	DB    *store.DB
+	FS    *vfs.FS
+	KV    *kv.Store
+	Tools *toolcalls.Log
+	Info  schema.Info
+}
+
+// ErrNeedsMigration is returned when the database has an older layout.
+var ErrNeedsMigration = schema.ErrNeedsMigration
+
+// Open opens the database at path.
+func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
+	_, statErr := os.Stat(path)
+	if statErr != nil {
+		if !errors.Is(statErr, fs.ErrNotExist) || !opts.Create || opts.ReadOnly {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT}
+		}
+	}
+	db, err := store.Open(ctx, path, store.Options{Durability: opts.Durability, ReadOnly: opts.ReadOnly})
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{DB: db}
+	if err := a.prepare(ctx, opts); err != nil {
+		db.Close()
+		return nil, err
+	}
+	a.FS = vfs.New(db, a.Info.ChunkSize, opts.FS)
+	a.KV = kv.New(db)
+	a.Tools = toolcalls.New(db)
+	return a, nil
+}
+
+func (a *Agent) prepare(ctx context.Context, opts Options) error {
+	var info schema.Info
+	err := a.DB.Do(ctx, func(c *store.Conn, _ bool) error {
+		var err error
+		info, err = schema.Inspect(c)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("open %s: %w", a.DB.Path(), err)
+	}
+	switch {
+	case info.Current():
+	case info.AgentFSVersion == "":
+		if opts.ReadOnly {
+			return fmt.Errorf("open %s: the file holds no AgentFS database", a.DB.Path())
+		}
+		err = a.DB.Write(ctx, func(c *store.Conn, _ bool) error { return schema.Create(c, opts.ChunkSize) })
+		if err != nil {
+			return err
+		}
+	case schema.NeedsOnlyExtensions(info) && !opts.ReadOnly:
+		// An AgentFS 0.4 database from another tool: adding our own
+		// tables is invisible to it, so do it without asking.
+		steps, err := schema.Plan(info)
+		if err != nil {
+			return err
+		}
+		if err := a.DB.Write(ctx, func(c *store.Conn, _ bool) error { return schema.Apply(c, steps) }); err != nil {
+			return err
+		}
+	case info.FormatVersion > schema.FormatVersion:
+		return fmt.Errorf("open %s: %w (format %d); upgrade agentfs", a.DB.Path(), schema.ErrTooNew, info.FormatVersion)
+	case info.AgentFSVersion == schema.AgentFSVersion && opts.ReadOnly:
+		// Readable as is.
+	default:
+		return fmt.Errorf("open %s: %w: it has AgentFS layout %s, this build uses %s", a.DB.Path(), schema.ErrNeedsMigration, info.AgentFSVersion, schema.AgentFSVersion)
+	}
+	return a.DB.Do(ctx, func(c *store.Conn, _ bool) error {
+		var err error
+		a.Info, err = schema.Inspect(c)
+		return err
+	})
+}
+
+// Close closes the database.
+func (a *Agent) Close() error { return a.DB.Close() }
+
+// Path is the database file.
+func (a *Agent) Path() string { return a.DB.Path() }
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// ValidID reports whether s is a valid agent id: letters, digits, "_", "-".
+func ValidID(s string) bool { return idPattern.MatchString(s) }
+
+// DefaultDir is where agent databases live, relative to the working
+// directory, as with agentfs-sdk.
+const DefaultDir = ".agentfs"
+
+// PathForID returns the database path of an agent id.
+func PathForID(id string) string { return filepath.Join(DefaultDir, id+".db") }
+
+// ResolveIDOrPath maps a command-line argument to a database path: a valid
+// id whose database exists under .agentfs, or else a path. A bare id that
+// exists nowhere resolves to its .agentfs path.
+func ResolveIDOrPath(s string) string {
+	if ValidID(s) {
+		p := PathForID(s)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		if _, err := os.Stat(s); err == nil {
+			return s
+		}
+		return p
+	}
+	return s
+}

@@ -1,0 +1,369 @@
+// Package schema creates, recognises and migrates the on-disk format.
+//
+// The base tables are those of the AgentFS specification 0.4 as written by
+// agentfs-sdk 0.6.4, byte for byte in their definitions, so that a database
+// made here opens there and the other way round. Everything this project
+// adds lives in tables of its own (see spec/SPEC.md).
+package schema
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/agentfs-go/agentfs/core/store"
+)
+
+// AgentFSVersion is the AgentFS specification version written to
+// fs_config.schema_version.
+const AgentFSVersion = "0.4"
+
+// FormatVersion is this project's own schema version, kept in
+// agentfs_meta.format_version. It counts changes to the extension tables.
+const FormatVersion = 1
+
+// DefaultChunkSize is the size of the fs_data chunks of a new database.
+const DefaultChunkSize = 4096
+
+// Mode bits shared by the engine.
+const (
+	ModeType    = 0o170000
+	ModeDir     = 0o040000
+	ModeRegular = 0o100000
+	ModeSymlink = 0o120000
+	ModeFIFO    = 0o010000
+	ModeChar    = 0o020000
+	ModeBlock   = 0o060000
+	ModeSocket  = 0o140000
+)
+
+// RootIno is the inode number of "/".
+const RootIno = 1
+
+// base is the AgentFS 0.4 layout. The statements match agentfs-sdk 0.6.4 so
+// that both tools create identical schemas.
+var base = []string{
+	`CREATE TABLE IF NOT EXISTS fs_config (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      )`,
+	`CREATE TABLE IF NOT EXISTS fs_inode (
+        ino INTEGER PRIMARY KEY AUTOINCREMENT,
+        mode INTEGER NOT NULL,
+        nlink INTEGER NOT NULL DEFAULT 0,
+        uid INTEGER NOT NULL DEFAULT 0,
+        gid INTEGER NOT NULL DEFAULT 0,
+        size INTEGER NOT NULL DEFAULT 0,
+        atime INTEGER NOT NULL,
+        mtime INTEGER NOT NULL,
+        ctime INTEGER NOT NULL,
+        rdev INTEGER NOT NULL DEFAULT 0,
+        atime_nsec INTEGER NOT NULL DEFAULT 0,
+        mtime_nsec INTEGER NOT NULL DEFAULT 0,
+        ctime_nsec INTEGER NOT NULL DEFAULT 0
+      )`,
+	`CREATE TABLE IF NOT EXISTS fs_dentry (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        parent_ino INTEGER NOT NULL,
+        ino INTEGER NOT NULL,
+        UNIQUE(parent_ino, name)
+      )`,
+	`CREATE INDEX IF NOT EXISTS idx_fs_dentry_parent
+      ON fs_dentry(parent_ino, name)`,
+	`CREATE TABLE IF NOT EXISTS fs_data (
+        ino INTEGER NOT NULL,
+        chunk_index INTEGER NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (ino, chunk_index)
+      )`,
+	`CREATE TABLE IF NOT EXISTS fs_symlink (
+        ino INTEGER PRIMARY KEY,
+        target TEXT NOT NULL
+      )`,
+	`CREATE TABLE IF NOT EXISTS kv_store (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        created_at INTEGER DEFAULT (unixepoch()),
+        updated_at INTEGER DEFAULT (unixepoch())
+      )`,
+	`CREATE INDEX IF NOT EXISTS idx_kv_store_created_at
+      ON kv_store(created_at)`,
+	`CREATE TABLE IF NOT EXISTS tool_calls (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        parameters TEXT,
+        result TEXT,
+        error TEXT,
+        status TEXT NOT NULL DEFAULT 'pending',
+        started_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        duration_ms INTEGER
+      )`,
+	`CREATE INDEX IF NOT EXISTS idx_tool_calls_name
+      ON tool_calls(name)`,
+	`CREATE INDEX IF NOT EXISTS idx_tool_calls_started_at
+      ON tool_calls(started_at)`,
+	// Overlay tables (AgentFS 0.4): a delta database above a host directory.
+	`CREATE TABLE IF NOT EXISTS fs_whiteout (
+        path TEXT PRIMARY KEY,
+        parent_path TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      )`,
+	`CREATE INDEX IF NOT EXISTS idx_fs_whiteout_parent
+      ON fs_whiteout(parent_path)`,
+	`CREATE TABLE IF NOT EXISTS fs_origin (
+        delta_ino INTEGER PRIMARY KEY,
+        base_ino INTEGER NOT NULL
+      )`,
+	`CREATE TABLE IF NOT EXISTS fs_overlay_config (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      )`,
+}
+
+// extensions are this project's own tables, format version 1.
+var extensions = []string{
+	`CREATE TABLE IF NOT EXISTS agentfs_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      )`,
+	`CREATE TABLE IF NOT EXISTS fs_xattr (
+        ino INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        value BLOB NOT NULL,
+        PRIMARY KEY (ino, name)
+      ) WITHOUT ROWID`,
+	`CREATE TABLE IF NOT EXISTS agentfs_snapshot (
+        name TEXT PRIMARY KEY,
+        path TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        size INTEGER NOT NULL
+      )`,
+}
+
+// Info describes what a database file holds.
+type Info struct {
+	// AgentFSVersion is the detected AgentFS layout: "0.0", "0.2", "0.4",
+	// or "" for an empty file.
+	AgentFSVersion string
+	// FormatVersion is this project's extension version (0: none yet).
+	FormatVersion int
+	ChunkSize     int
+}
+
+// Current reports whether the database can be used without migrating.
+func (i Info) Current() bool {
+	return i.AgentFSVersion == AgentFSVersion && i.FormatVersion == FormatVersion
+}
+
+// ErrNeedsMigration is returned when a database has an older layout.
+var ErrNeedsMigration = errors.New("database needs migration")
+
+// ErrTooNew is returned for a database written by a newer version.
+var ErrTooNew = errors.New("database was written by a newer version of agentfs")
+
+// Inspect detects the layout of the database.
+func Inspect(c *store.Conn) (Info, error) {
+	var info Info
+	tables, err := tableSet(c)
+	if err != nil {
+		return info, err
+	}
+	if !tables["fs_inode"] {
+		return info, nil
+	}
+	cols, err := columns(c, "fs_inode")
+	if err != nil {
+		return info, err
+	}
+	switch {
+	case !cols["nlink"]:
+		info.AgentFSVersion = "0.0"
+	case !cols["rdev"] || !cols["atime_nsec"]:
+		info.AgentFSVersion = "0.2"
+	default:
+		info.AgentFSVersion = AgentFSVersion
+	}
+	if tables["fs_config"] {
+		var v string
+		err := c.QueryRow("SELECT CAST(value AS BLOB) FROM fs_config WHERE key = 'chunk_size'").Scan(&v)
+		if err == nil {
+			info.ChunkSize, _ = strconv.Atoi(v)
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return info, err
+		}
+	}
+	if info.ChunkSize <= 0 {
+		info.ChunkSize = DefaultChunkSize
+	}
+	if tables["agentfs_meta"] {
+		var v string
+		err := c.QueryRow("SELECT CAST(value AS BLOB) FROM agentfs_meta WHERE key = 'format_version'").Scan(&v)
+		if err == nil {
+			info.FormatVersion, _ = strconv.Atoi(v)
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return info, err
+		}
+	}
+	return info, nil
+}
+
+// Create makes a fresh database: every table, the root directory, the
+// configuration. chunkSize 0 means DefaultChunkSize.
+func Create(c *store.Conn, chunkSize int) error {
+	if chunkSize == 0 {
+		chunkSize = DefaultChunkSize
+	}
+	if chunkSize < 512 || chunkSize > 1<<20 {
+		return fmt.Errorf("chunk size %d out of range (512 to 1048576 bytes)", chunkSize)
+	}
+	for _, q := range append(append([]string{}, base...), extensions...) {
+		if _, err := c.Exec(q); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	if _, err := c.Exec("INSERT OR IGNORE INTO fs_config (key, value) VALUES ('chunk_size', ?)", strconv.Itoa(chunkSize)); err != nil {
+		return err
+	}
+	return finish(c)
+}
+
+// finish writes the version keys and makes sure the root exists.
+func finish(c *store.Conn) error {
+	if _, err := c.Exec("INSERT OR REPLACE INTO fs_config (key, value) VALUES ('schema_version', ?)", AgentFSVersion); err != nil {
+		return err
+	}
+	if _, err := c.Exec("INSERT OR REPLACE INTO agentfs_meta (key, value) VALUES ('format_version', ?)", strconv.Itoa(FormatVersion)); err != nil {
+		return err
+	}
+	now := time.Now()
+	_, err := c.Exec(`INSERT OR IGNORE INTO fs_inode (ino, mode, nlink, uid, gid, size, atime, mtime, ctime, atime_nsec, mtime_nsec, ctime_nsec)
+		VALUES (1, ?, 1, 0, 0, 0, ?, ?, ?, ?, ?, ?)`, ModeDir|0o755,
+		now.Unix(), now.Unix(), now.Unix(), now.Nanosecond(), now.Nanosecond(), now.Nanosecond())
+	return err
+}
+
+// Step is one migration step.
+type Step struct {
+	From, To    string
+	Description string
+	run         func(c *store.Conn) error
+}
+
+// Plan lists the steps that bring a database at info up to date.
+func Plan(info Info) ([]Step, error) {
+	var steps []Step
+	v := info.AgentFSVersion
+	if v == "" {
+		return nil, nil
+	}
+	if v == "0.0" {
+		steps = append(steps, Step{From: "0.0", To: "0.2",
+			Description: "add fs_inode.nlink, computed from the directory entries",
+			run: func(c *store.Conn) error {
+				if _, err := c.Exec("ALTER TABLE fs_inode ADD COLUMN nlink INTEGER NOT NULL DEFAULT 0"); err != nil {
+					return err
+				}
+				_, err := c.Exec(`UPDATE fs_inode SET nlink =
+					(SELECT COUNT(*) FROM fs_dentry d WHERE d.ino = fs_inode.ino) + (CASE WHEN ino = 1 THEN 1 ELSE 0 END)`)
+				return err
+			}})
+		v = "0.2"
+	}
+	if v == "0.2" {
+		steps = append(steps, Step{From: "0.2", To: "0.4",
+			Description: "add fs_inode.rdev and nanosecond timestamp columns; add overlay tables",
+			run: func(c *store.Conn) error {
+				cols, err := columns(c, "fs_inode")
+				if err != nil {
+					return err
+				}
+				for _, col := range []string{"rdev", "atime_nsec", "mtime_nsec", "ctime_nsec"} {
+					if cols[col] {
+						continue
+					}
+					if _, err := c.Exec("ALTER TABLE fs_inode ADD COLUMN " + col + " INTEGER NOT NULL DEFAULT 0"); err != nil {
+						return err
+					}
+				}
+				return nil
+			}})
+		v = "0.4"
+	}
+	if v != AgentFSVersion {
+		return nil, fmt.Errorf("%w: unknown AgentFS layout %q", ErrTooNew, v)
+	}
+	if info.FormatVersion > FormatVersion {
+		return nil, fmt.Errorf("%w: format version %d, this build knows %d", ErrTooNew, info.FormatVersion, FormatVersion)
+	}
+	if info.FormatVersion < FormatVersion || len(steps) > 0 {
+		steps = append(steps, Step{From: fmt.Sprintf("agentfs-go format %d", info.FormatVersion), To: fmt.Sprintf("agentfs-go format %d", FormatVersion),
+			Description: "create missing tables (extended attributes, snapshots, metadata) and record versions",
+			run: func(c *store.Conn) error {
+				for _, q := range append(append([]string{}, base...), extensions...) {
+					if _, err := c.Exec(q); err != nil {
+						return err
+					}
+				}
+				if _, err := c.Exec("INSERT OR IGNORE INTO fs_config (key, value) VALUES ('chunk_size', ?)", strconv.Itoa(DefaultChunkSize)); err != nil {
+					return err
+				}
+				return finish(c)
+			}})
+	}
+	return steps, nil
+}
+
+// Apply runs the steps inside the caller's transaction.
+func Apply(c *store.Conn, steps []Step) error {
+	for _, s := range steps {
+		if err := s.run(c); err != nil {
+			return fmt.Errorf("migrate %s -> %s: %w", s.From, s.To, err)
+		}
+	}
+	return nil
+}
+
+// NeedsOnlyExtensions reports whether the steps only add this project's
+// tables to an AgentFS 0.4 database (for example one made by agentfs-sdk).
+// Such a migration is safe to run automatically on open.
+func NeedsOnlyExtensions(info Info) bool {
+	return info.AgentFSVersion == AgentFSVersion && info.FormatVersion < FormatVersion
+}
+
+func tableSet(c *store.Conn) (map[string]bool, error) {
+	rows, err := c.Query("SELECT CAST(name AS BLOB) FROM sqlite_master WHERE type = 'table'")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]bool{}
+	for rows.Next() {
+		var n []byte
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		m[string(n)] = true
+	}
+	return m, rows.Err()
+}
+
+func columns(c *store.Conn, table string) (map[string]bool, error) {
+	rows, err := c.Query("SELECT CAST(name AS BLOB) FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]bool{}
+	for rows.Next() {
+		var n []byte
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		m[string(n)] = true
+	}
+	return m, rows.Err()
+}

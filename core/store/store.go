@@ -1,0 +1,353 @@
+// Package store is the only code in the engine that speaks to a SQL driver.
+//
+// A DB holds one primary connection, guarded by a mutex, on which every
+// metadata operation and every write runs (SQLite allows one writer at a
+// time anyway), and a pool of reader connections for bulk data reads that
+// may run in parallel with the writer (WAL mode).
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/tursodatabase/go-libsql" // registers the "libsql" driver
+)
+
+// Durability chooses how hard each commit tries to reach the disk.
+type Durability int
+
+const (
+	// DurabilityNormal is the default: WAL with synchronous=NORMAL. A commit
+	// is atomic and survives a crash of the process; after a power loss the
+	// last commits may be rolled back, never torn. This is SQLite's
+	// recommended setting for WAL and what makes small writes fast.
+	DurabilityNormal Durability = iota
+	// DurabilityFull fsyncs the WAL on every commit (synchronous=FULL): a
+	// committed operation survives power loss.
+	DurabilityFull
+)
+
+// Options configure Open.
+type Options struct {
+	Durability Durability
+	// BusyTimeout is how long a writer waits for another process holding
+	// the write lock before giving up with EBUSY. Default 30s.
+	BusyTimeout time.Duration
+	// ReadOnly opens the database for queries only.
+	ReadOnly bool
+	// Readers is the size of the reader pool. Default 4.
+	Readers int
+}
+
+// DB is an open database file.
+type DB struct {
+	path string
+	opts Options
+
+	mu      sync.Mutex // guards primary
+	primary *sql.Conn
+	pool    *sql.DB // the primary conn is taken from here too
+	readers *sql.DB
+
+	lastDataVersion int64
+	dvKnown         bool
+}
+
+// Open opens (creating if needed) the database file at path.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if opts.BusyTimeout == 0 {
+		opts.BusyTimeout = 30 * time.Second
+	}
+	if opts.Readers == 0 {
+		opts.Readers = 4
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(abs); err != nil {
+		return nil, err
+	}
+	dsn := "file:" + abs
+	pool, err := sql.Open("libsql", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	pool.SetMaxOpenConns(1)
+	pool.SetMaxIdleConns(1)
+	pool.SetConnMaxLifetime(0)
+	db := &DB{path: abs, opts: opts, pool: pool}
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.primary = conn
+	if err := db.configure(ctx, conn, true); err != nil {
+		conn.Close()
+		pool.Close()
+		return nil, err
+	}
+	readers, err := sql.Open("libsql", dsn)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	readers.SetMaxOpenConns(opts.Readers)
+	readers.SetMaxIdleConns(opts.Readers)
+	db.readers = readers
+	return db, nil
+}
+
+func (db *DB) configure(ctx context.Context, c *sql.Conn, primary bool) error {
+	pragmas := []string{
+		fmt.Sprintf("PRAGMA busy_timeout = %d", db.opts.BusyTimeout.Milliseconds()),
+	}
+	if primary && !db.opts.ReadOnly {
+		// journal_mode answers with a row; QueryRow is required by the driver.
+		var mode string
+		if err := c.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+			return classify(fmt.Errorf("set WAL mode on %s: %w", db.path, err))
+		}
+	}
+	if db.opts.Durability == DurabilityFull {
+		pragmas = append(pragmas, "PRAGMA synchronous = FULL")
+	} else {
+		pragmas = append(pragmas, "PRAGMA synchronous = NORMAL")
+	}
+	for _, p := range pragmas {
+		if _, err := c.ExecContext(ctx, p); err != nil {
+			// Some pragmas answer with a row; accept that.
+			if !strings.Contains(err.Error(), "returned rows") {
+				return classify(fmt.Errorf("%s on %s: %w", p, db.path, err))
+			}
+		}
+	}
+	return nil
+}
+
+// Path is the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close closes every connection. It checkpoints the WAL so the file can be
+// copied on its own afterwards.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	var errs []error
+	if db.primary != nil {
+		if !db.opts.ReadOnly {
+			var a, b, c int64
+			_ = db.primary.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&a, &b, &c)
+		}
+		errs = append(errs, db.primary.Close())
+		db.primary = nil
+	}
+	if db.readers != nil {
+		errs = append(errs, db.readers.Close())
+		db.readers = nil
+	}
+	if db.pool != nil {
+		errs = append(errs, db.pool.Close())
+		db.pool = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Conn is the primary connection, valid inside Do/Write callbacks only.
+type Conn struct {
+	c   *sql.Conn
+	ctx context.Context
+}
+
+// Exec runs a statement.
+func (c *Conn) Exec(query string, args ...any) (sql.Result, error) {
+	r, err := c.c.ExecContext(c.ctx, query, args...)
+	return r, classify(err)
+}
+
+// QueryRow runs a query expected to return at most one row.
+func (c *Conn) QueryRow(query string, args ...any) *sql.Row {
+	return c.c.QueryRowContext(c.ctx, query, args...)
+}
+
+// Query runs a query.
+func (c *Conn) Query(query string, args ...any) (*sql.Rows, error) {
+	r, err := c.c.QueryContext(c.ctx, query, args...)
+	return r, classify(err)
+}
+
+// Context is the context of the running operation.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// Do runs fn on the primary connection without a transaction. It reports
+// whether another connection changed the database since the previous call
+// (external=true), so callers can drop caches first.
+func (db *DB) Do(ctx context.Context, fn func(c *Conn, external bool) error) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.primary == nil {
+		return ErrClosed
+	}
+	c := &Conn{c: db.primary, ctx: ctx}
+	ext, err := db.checkDataVersion(c)
+	if err != nil {
+		return err
+	}
+	return fn(c, ext)
+}
+
+// Write runs fn in one write transaction (BEGIN IMMEDIATE) on the primary
+// connection: all of fn's statements commit together or none does.
+func (db *DB) Write(ctx context.Context, fn func(c *Conn, external bool) error) (err error) {
+	if db.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.primary == nil {
+		return ErrClosed
+	}
+	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx)}
+	if err := db.begin(c); err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			db.rollback(c)
+			panic(p)
+		}
+		if err != nil {
+			db.rollback(c)
+			return
+		}
+		if _, cerr := c.c.ExecContext(c.ctx, "COMMIT"); cerr != nil {
+			db.rollback(c)
+			err = classify(cerr)
+		}
+	}()
+	// Inside BEGIN IMMEDIATE nobody else can commit, so the data version
+	// read here covers every external change up to our own commit.
+	ext, err := db.checkDataVersion(c)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fn(c, ext)
+}
+
+func (db *DB) begin(c *Conn) error {
+	// busy_timeout covers most waits; retry a little more for the rare
+	// SQLITE_BUSY that the busy handler cannot wait out (WAL recovery).
+	deadline := time.Now().Add(db.opts.BusyTimeout)
+	for {
+		_, err := c.c.ExecContext(c.ctx, "BEGIN IMMEDIATE")
+		if err == nil {
+			return nil
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			return classify(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (db *DB) rollback(c *Conn) {
+	_, _ = c.c.ExecContext(context.Background(), "ROLLBACK")
+}
+
+func (db *DB) checkDataVersion(c *Conn) (bool, error) {
+	var v int64
+	if err := c.c.QueryRowContext(c.ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		return false, classify(err)
+	}
+	ext := !db.dvKnown || v != db.lastDataVersion
+	db.lastDataVersion, db.dvKnown = v, true
+	return ext, nil
+}
+
+// Read runs fn on a reader connection inside a read transaction, in
+// parallel with the writer. Use it for bulk reads that do not need caches.
+func (db *DB) Read(ctx context.Context, fn func(c *Conn) error) error {
+	if db.readers == nil {
+		return ErrClosed
+	}
+	conn, err := db.readers.Conn(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer conn.Close()
+	c := &Conn{c: conn, ctx: ctx}
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return classify(err)
+	}
+	defer conn.ExecContext(context.Background(), "COMMIT")
+	return fn(c)
+}
+
+// Sync forces the WAL to disk (fsync), whatever the durability mode.
+func (db *DB) Sync(ctx context.Context) error {
+	return db.Do(ctx, func(c *Conn, _ bool) error {
+		var a, b, d int64
+		err := c.QueryRow("PRAGMA wal_checkpoint(FULL)").Scan(&a, &b, &d)
+		return classify(err)
+	})
+}
+
+// Errors of the store.
+var (
+	ErrClosed   = errors.New("database is closed")
+	ErrReadOnly = errors.New("database is opened read-only")
+	// ErrBusy means another process held the write lock for longer than
+	// the busy timeout.
+	ErrBusy = errors.New("database is busy: another process holds the write lock")
+	// ErrNotADatabase means the file is not SQLite, or is encrypted.
+	ErrNotADatabase = errors.New("file is not an AgentFS database (not SQLite, or encrypted)")
+)
+
+func isBusy(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "database is locked") || strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database is busy")
+}
+
+// classify turns driver errors the user can act on into sentinel errors.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if isBusy(err) {
+		return fmt.Errorf("%w (%v)", ErrBusy, err)
+	}
+	if strings.Contains(err.Error(), "file is not a database") {
+		return fmt.Errorf("%w (%v)", ErrNotADatabase, err)
+	}
+	return err
+}
+
+// Raw runs fn on the primary connection outside any transaction, for
+// statements that refuse to run inside one (ATTACH, VACUUM). fn manages
+// its own transactions. Caches of callers must be dropped afterwards.
+func (db *DB) Raw(ctx context.Context, fn func(c *Conn) error) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.primary == nil {
+		return ErrClosed
+	}
+	return fn(&Conn{c: db.primary, ctx: ctx})
+}

@@ -1,0 +1,301 @@
+// Package toolcalls is the append-only log of an agent's tool calls.
+package toolcalls
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentfs-go/agentfs/core/store"
+)
+
+// Status of a tool call.
+const (
+	StatusPending = "pending"
+	StatusSuccess = "success"
+	StatusError   = "error"
+)
+
+// ErrNotFound is returned for an unknown tool call id.
+var ErrNotFound = errors.New("tool call not found")
+
+// ErrFinished is returned when finishing a call that is not pending.
+var ErrFinished = errors.New("tool call already finished")
+
+// Call is one row of the log. Times are Unix seconds, as in the format;
+// DurationMs is measured with millisecond precision by this engine.
+type Call struct {
+	ID          int64           `json:"id"`
+	Name        string          `json:"name"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Result      json.RawMessage `json:"result,omitempty"`
+	Error       *string         `json:"error,omitempty"`
+	Status      string          `json:"status"`
+	StartedAt   int64           `json:"started_at"`
+	CompletedAt *int64          `json:"completed_at,omitempty"`
+	DurationMs  *int64          `json:"duration_ms,omitempty"`
+}
+
+// Log is the tool-call log of one database.
+type Log struct {
+	db *store.DB
+	// starts remembers precise start times of calls begun here, so that
+	// durations are exact rather than whole seconds.
+	starts map[int64]time.Time
+}
+
+// New returns the log of db.
+func New(db *store.DB) *Log { return &Log{db: db, starts: map[int64]time.Time{}} }
+
+func jsonArg(v json.RawMessage) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if !json.Valid(v) {
+		return nil, errors.New("toolcalls: value is not valid JSON")
+	}
+	return string(v), nil
+}
+
+// Start records a pending call and returns its id.
+func (l *Log) Start(ctx context.Context, name string, params json.RawMessage) (int64, error) {
+	if strings.TrimSpace(name) == "" {
+		return 0, errors.New("toolcalls: empty tool name")
+	}
+	p, err := jsonArg(params)
+	if err != nil {
+		return 0, err
+	}
+	now := time.Now()
+	var id int64
+	err = l.db.Write(ctx, func(c *store.Conn, _ bool) error {
+		return c.QueryRow("INSERT INTO tool_calls (name, parameters, status, started_at) VALUES (?, ?, 'pending', ?) RETURNING id",
+			name, p, now.Unix()).Scan(&id)
+	})
+	if err == nil {
+		l.db.Do(ctx, func(*store.Conn, bool) error { l.starts[id] = now; return nil })
+	}
+	return id, err
+}
+
+// Success marks a pending call as successful with a JSON result.
+func (l *Log) Success(ctx context.Context, id int64, result json.RawMessage) error {
+	r, err := jsonArg(result)
+	if err != nil {
+		return err
+	}
+	return l.finish(ctx, id, StatusSuccess, r, nil)
+}
+
+// Fail marks a pending call as failed with an error message.
+func (l *Log) Fail(ctx context.Context, id int64, msg string) error {
+	return l.finish(ctx, id, StatusError, nil, msg)
+}
+
+func (l *Log) finish(ctx context.Context, id int64, status string, result, errMsg any) error {
+	now := time.Now()
+	return l.db.Write(ctx, func(c *store.Conn, _ bool) error {
+		var started int64
+		var cur string
+		err := c.QueryRow("SELECT started_at, status FROM tool_calls WHERE id = ?", id).Scan(&started, &cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("toolcalls: id %d: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if cur != StatusPending {
+			return fmt.Errorf("toolcalls: id %d is %s: %w", id, cur, ErrFinished)
+		}
+		dur := (now.Unix() - started) * 1000
+		if t, ok := l.starts[id]; ok {
+			dur = now.Sub(t).Milliseconds()
+			delete(l.starts, id)
+		}
+		_, err = c.Exec("UPDATE tool_calls SET status = ?, result = ?, error = ?, completed_at = ?, duration_ms = ? WHERE id = ?",
+			status, result, errMsg, now.Unix(), dur, id)
+		return err
+	})
+}
+
+// Record inserts a finished call in one step. A non-nil errMsg makes it
+// an error; started and completed are the call's times.
+func (l *Log) Record(ctx context.Context, name string, started, completed time.Time, params, result json.RawMessage, errMsg *string) (int64, error) {
+	if strings.TrimSpace(name) == "" {
+		return 0, errors.New("toolcalls: empty tool name")
+	}
+	if completed.Before(started) {
+		return 0, errors.New("toolcalls: completed before started")
+	}
+	p, err := jsonArg(params)
+	if err != nil {
+		return 0, err
+	}
+	r, err := jsonArg(result)
+	if err != nil {
+		return 0, err
+	}
+	status := StatusSuccess
+	var e any
+	if errMsg != nil {
+		status, e = StatusError, *errMsg
+	}
+	var id int64
+	err = l.db.Write(ctx, func(c *store.Conn, _ bool) error {
+		return c.QueryRow(`INSERT INTO tool_calls (name, parameters, result, error, status, started_at, completed_at, duration_ms)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			name, p, r, e, status, started.Unix(), completed.Unix(), completed.Sub(started).Milliseconds()).Scan(&id)
+	})
+	return id, err
+}
+
+const cols = "id, CAST(name AS BLOB), CAST(parameters AS BLOB), CAST(result AS BLOB), CAST(error AS BLOB), CAST(status AS BLOB), started_at, completed_at, duration_ms"
+
+func scanCall(r interface{ Scan(...any) error }) (Call, error) {
+	var c Call
+	var name, params, result, errMsg, status []byte
+	var completed, dur sql.NullInt64
+	if err := r.Scan(&c.ID, &name, &params, &result, &errMsg, &status, &c.StartedAt, &completed, &dur); err != nil {
+		return c, err
+	}
+	c.Name, c.Status = string(name), string(status)
+	if params != nil {
+		c.Parameters = params
+	}
+	if result != nil {
+		c.Result = result
+	}
+	if errMsg != nil {
+		s := string(errMsg)
+		c.Error = &s
+	}
+	if completed.Valid {
+		c.CompletedAt = &completed.Int64
+	}
+	if dur.Valid {
+		c.DurationMs = &dur.Int64
+	}
+	return c, nil
+}
+
+// Get returns one call.
+func (l *Log) Get(ctx context.Context, id int64) (Call, error) {
+	var c Call
+	err := l.db.Do(ctx, func(conn *store.Conn, _ bool) error {
+		var err error
+		c, err = scanCall(conn.QueryRow("SELECT "+cols+" FROM tool_calls WHERE id = ?", id))
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("toolcalls: id %d: %w", id, ErrNotFound)
+	}
+	return c, err
+}
+
+// Filter selects calls for List. Zero fields match everything. Filters
+// apply before the limit.
+type Filter struct {
+	Name   string
+	Status string
+	Since  time.Time // started at or after
+	Until  time.Time // started before
+	Limit  int
+	// Ascending lists oldest first; the default is newest first.
+	Ascending bool
+}
+
+// List returns the calls matching filter.
+func (l *Log) List(ctx context.Context, f Filter) ([]Call, error) {
+	var where []string
+	var args []any
+	if f.Name != "" {
+		where = append(where, "name = ?")
+		args = append(args, f.Name)
+	}
+	if f.Status != "" {
+		switch f.Status {
+		case StatusPending, StatusSuccess, StatusError:
+		default:
+			return nil, fmt.Errorf("toolcalls: unknown status %q (pending, success or error)", f.Status)
+		}
+		where = append(where, "status = ?")
+		args = append(args, f.Status)
+	}
+	if !f.Since.IsZero() {
+		where = append(where, "started_at >= ?")
+		args = append(args, f.Since.Unix())
+	}
+	if !f.Until.IsZero() {
+		where = append(where, "started_at < ?")
+		args = append(args, f.Until.Unix())
+	}
+	q := "SELECT " + cols + " FROM tool_calls"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	if f.Ascending {
+		q += " ORDER BY started_at ASC, id ASC"
+	} else {
+		q += " ORDER BY started_at DESC, id DESC"
+	}
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	var out []Call
+	err := l.db.Do(ctx, func(c *store.Conn, _ bool) error {
+		rows, err := c.Query(q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			call, err := scanCall(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, call)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// Stats summarises the calls of one tool.
+type Stats struct {
+	Name          string  `json:"name"`
+	TotalCalls    int64   `json:"total_calls"`
+	Successful    int64   `json:"successful"`
+	Failed        int64   `json:"failed"`
+	Pending       int64   `json:"pending"`
+	AvgDurationMs float64 `json:"avg_duration_ms"`
+}
+
+// Stats returns per-tool counts and average durations, by name.
+func (l *Log) Stats(ctx context.Context) ([]Stats, error) {
+	var out []Stats
+	err := l.db.Do(ctx, func(c *store.Conn, _ bool) error {
+		rows, err := c.Query(`SELECT CAST(name AS BLOB), COUNT(*),
+			SUM(status = 'success'), SUM(status = 'error'), SUM(status = 'pending'),
+			COALESCE(AVG(duration_ms), 0)
+			FROM tool_calls GROUP BY name ORDER BY name`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s Stats
+			var name []byte
+			if err := rows.Scan(&name, &s.TotalCalls, &s.Successful, &s.Failed, &s.Pending, &s.AvgDurationMs); err != nil {
+				return err
+			}
+			s.Name = string(name)
+			out = append(out, s)
+		}
+		return rows.Err()
+	})
+	return out, err
+}

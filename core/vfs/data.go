@@ -1,0 +1,229 @@
+package vfs
+
+import (
+	"strings"
+	"time"
+
+	"github.com/agentfs-go/agentfs/core/store"
+)
+
+// The data of a regular file is stored in fs_data as chunks of chunkSize
+// bytes: chunk i holds bytes [i*chunkSize, i*chunkSize+len(data)). Every
+// chunk but the last is full when written here. Missing chunks, and the
+// bytes between the end of a short chunk and the next chunk, read as
+// zeros (sparse files; agentfs-sdk leaves such holes after truncate).
+
+// maxZeroFill is the largest gap past the end of a file that a write fills
+// with explicit zero chunks. agentfs-sdk 0.6.4 cannot read holes, so small
+// gaps are materialised for it; larger ones stay sparse.
+const maxZeroFill = 1 << 20
+
+// rowsPerInsert bounds the number of chunks in one multi-row INSERT.
+const rowsPerInsert = 64
+
+// readData returns bytes [off, off+n) of ino, a file of the given size.
+func (f *FS) readData(c *store.Conn, ino, off, n, size int64) ([]byte, error) {
+	if off >= size || n <= 0 {
+		return []byte{}, nil
+	}
+	if off+n > size {
+		n = size - off
+	}
+	cs := int64(f.chunkSize)
+	first, last := off/cs, (off+n-1)/cs
+	out := make([]byte, n)
+	var rows interface {
+		Next() bool
+		Scan(...any) error
+		Err() error
+		Close() error
+	}
+	var err error
+	if first == 0 && last == (size-1)/cs {
+		rows, err = c.Query("SELECT chunk_index, data FROM fs_data WHERE ino = ? ORDER BY chunk_index", ino)
+	} else {
+		rows, err = c.Query("SELECT chunk_index, data FROM fs_data WHERE ino = ? AND chunk_index BETWEEN ? AND ? ORDER BY chunk_index", ino, first, last)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var idx int64
+		var data []byte
+		if err := rows.Scan(&idx, &data); err != nil {
+			return nil, err
+		}
+		start := idx * cs // file offset of the chunk
+		end := start + int64(len(data))
+		lo, hi := max(start, off), min(end, off+n)
+		if lo < hi {
+			copy(out[lo-off:hi-off], data[lo-start:hi-start])
+		}
+	}
+	return out, rows.Err()
+}
+
+// insertChunks stores data at offset off of a file that has no chunks in
+// that range yet (a new file, or after deleting them).
+func (f *FS) insertChunks(c *store.Conn, ino, off int64, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	f.dirty()
+	cs := int64(f.chunkSize)
+	type row struct {
+		idx  int64
+		data []byte
+	}
+	var batch []row
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		var q strings.Builder
+		q.WriteString("INSERT INTO fs_data (ino, chunk_index, data) VALUES ")
+		args := make([]any, 0, 3*len(batch))
+		for i, r := range batch {
+			if i > 0 {
+				q.WriteString(",")
+			}
+			q.WriteString("(?,?,?)")
+			args = append(args, ino, r.idx, r.data)
+		}
+		batch = batch[:0]
+		_, err := c.Exec(q.String(), args...)
+		return err
+	}
+	for pos := int64(0); pos < int64(len(data)); {
+		abs := off + pos
+		idx := abs / cs
+		n := min(cs-abs%cs, int64(len(data))-pos)
+		batch = append(batch, row{idx, data[pos : pos+n]})
+		pos += n
+		if len(batch) == rowsPerInsert {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// replaceData makes data the whole content of ino.
+func (f *FS) replaceData(c *store.Conn, ino, oldSize int64, data []byte, now time.Time) error {
+	f.dirty()
+	delete(f.inodes, ino)
+	if oldSize > 0 {
+		if _, err := c.Exec("DELETE FROM fs_data WHERE ino = ?", ino); err != nil {
+			return err
+		}
+	} else if _, err := c.Exec("DELETE FROM fs_data WHERE ino = ?", ino); err != nil {
+		// A zero-size file normally has no chunks, but one written by
+		// another tool after a truncate may; the delete is cheap.
+		return err
+	}
+	if err := f.insertChunks(c, ino, 0, data); err != nil {
+		return err
+	}
+	_, err := c.Exec("UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+		int64(len(data)), now.Unix(), now.Nanosecond(), now.Unix(), now.Nanosecond(), ino)
+	return err
+}
+
+// pwrite writes data at offset off of ino and returns nothing but errors;
+// the size grows as needed. Only the chunks touched are rewritten.
+func (f *FS) pwrite(c *store.Conn, ino, off int64, data []byte, now time.Time) error {
+	f.dirty()
+	st, ok, err := f.inode(c, ino)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errStale
+	}
+	delete(f.inodes, ino)
+	size := st.Size
+	if len(data) == 0 {
+		return nil
+	}
+	cs := int64(f.chunkSize)
+	if off > size && off-size <= maxZeroFill {
+		// Fill the gap so that readers that cannot see holes read zeros.
+		data = append(make([]byte, off-size), data...)
+		off = size
+	}
+	end := off + int64(len(data))
+	first, last := off/cs, (end-1)/cs
+	// Partial chunks at either edge must be merged with what is stored.
+	edge := map[int64][]byte{}
+	for _, idx := range []int64{first, last} {
+		if _, done := edge[idx]; done {
+			continue
+		}
+		cstart := idx * cs
+		if off <= cstart && end >= cstart+cs {
+			continue // fully overwritten
+		}
+		if cstart >= size {
+			continue // beyond the old end: nothing stored to merge
+		}
+		var old []byte
+		err := c.QueryRow("SELECT data FROM fs_data WHERE ino = ? AND chunk_index = ?", ino, idx).Scan(&old)
+		if err != nil && !isNoRows(err) {
+			return err
+		}
+		// Bytes stored beyond the old size are stale; never resurrect them.
+		if keep := size - cstart; int64(len(old)) > keep {
+			old = old[:keep]
+		}
+		edge[idx] = old
+	}
+	if _, err := c.Exec("DELETE FROM fs_data WHERE ino = ? AND chunk_index BETWEEN ? AND ?", ino, first, last); err != nil {
+		return err
+	}
+	// Build the new content of the chunk range [first, last].
+	rangeStart := first * cs
+	rangeEnd := max(end, min(size, (last+1)*cs))
+	buf := make([]byte, rangeEnd-rangeStart)
+	for idx, old := range edge {
+		copy(buf[idx*cs-rangeStart:], old)
+	}
+	copy(buf[off-rangeStart:], data)
+	if err := f.insertChunks(c, ino, rangeStart, buf); err != nil {
+		return err
+	}
+	newSize := max(size, end)
+	_, err = c.Exec("UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+		newSize, now.Unix(), now.Nanosecond(), now.Unix(), now.Nanosecond(), ino)
+	return err
+}
+
+// truncate changes the size of ino from oldSize to size.
+func (f *FS) truncate(c *store.Conn, ino, oldSize, size int64, now time.Time) error {
+	f.dirty()
+	delete(f.inodes, ino)
+	cs := int64(f.chunkSize)
+	if size < oldSize {
+		if size == 0 {
+			if _, err := c.Exec("DELETE FROM fs_data WHERE ino = ?", ino); err != nil {
+				return err
+			}
+		} else {
+			lastIdx := (size - 1) / cs
+			if _, err := c.Exec("DELETE FROM fs_data WHERE ino = ? AND chunk_index > ?", ino, lastIdx); err != nil {
+				return err
+			}
+			if keep := size - lastIdx*cs; keep < cs {
+				if _, err := c.Exec("UPDATE fs_data SET data = substr(data, 1, ?) WHERE ino = ? AND chunk_index = ? AND length(data) > ?",
+					keep, ino, lastIdx, keep); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	// Growing leaves a hole that reads as zeros.
+	_, err := c.Exec("UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+		size, now.Unix(), now.Nanosecond(), now.Unix(), now.Nanosecond(), ino)
+	return err
+}

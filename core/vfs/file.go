@@ -1,0 +1,321 @@
+package vfs
+
+import (
+	"database/sql"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentfs-go/agentfs/core/schema"
+	"github.com/agentfs-go/agentfs/core/store"
+)
+
+// errStale means an open file's inode vanished behind our back (another
+// process removed it and it was not known to be open there).
+var errStale = syscall.ESTALE
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// File is an open file. Its inode stays alive while the File is open, even
+// when every name of it is removed (unlinked-but-open semantics, within
+// this process).
+type File struct {
+	fs     *FS
+	ino    int64
+	path   string
+	flags  int
+	mu     sync.Mutex
+	off    int64
+	closed bool
+}
+
+// Open opens path with os.O_* flags (O_RDONLY, O_WRONLY, O_RDWR, O_CREATE,
+// O_EXCL, O_TRUNC, O_APPEND) and syscall.O_NOFOLLOW / O_DIRECTORY.
+func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
+	var ino int64
+	op := func(c *store.Conn) error {
+		now := time.Now()
+		follow := flags&syscall.O_NOFOLLOW == 0
+		l, err := f.resolve(c, "open", path, follow)
+		if err != nil {
+			return err
+		}
+		if l.ino == 0 {
+			if flags&os.O_CREATE == 0 {
+				return pathErr("open", path, syscall.ENOENT)
+			}
+			if err := f.creatable(c, "open", path, l); err != nil {
+				return err
+			}
+			ino, err = f.newInode(c, l.parent, l.name, schema.ModeRegular|f.applyUmask(perm), 0, 0, now)
+			return err
+		}
+		if flags&os.O_CREATE != 0 && flags&os.O_EXCL != 0 {
+			return pathErr("open", path, syscall.EEXIST)
+		}
+		if l.st.IsSymlink() {
+			return pathErr("open", path, syscall.ELOOP)
+		}
+		if flags&syscall.O_DIRECTORY != 0 && !l.st.IsDir() {
+			return pathErr("open", path, syscall.ENOTDIR)
+		}
+		if l.st.IsDir() && flags&(os.O_WRONLY|os.O_RDWR) != 0 {
+			return pathErr("open", path, syscall.EISDIR)
+		}
+		ino = l.ino
+		if flags&os.O_TRUNC != 0 && flags&(os.O_WRONLY|os.O_RDWR) != 0 && l.st.IsRegular() && l.st.Size > 0 {
+			return f.truncate(c, l.ino, l.st.Size, 0, now)
+		}
+		return nil
+	}
+	var err error
+	if flags&(os.O_CREATE|os.O_TRUNC) != 0 {
+		err = f.write(op)
+	} else {
+		err = f.read(op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f.openMu.Lock()
+	f.open[ino]++
+	f.openMu.Unlock()
+	return &File{fs: f, ino: ino, path: path, flags: flags}, nil
+}
+
+// Create creates or truncates a file for reading and writing.
+func (f *FS) Create(path string) (*File, error) {
+	return f.Open(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+}
+
+// Ino is the inode number of the open file.
+func (h *File) Ino() int64 { return h.ino }
+
+// Name is the path the file was opened with.
+func (h *File) Name() string { return h.path }
+
+func (h *File) check(op string, write bool) error {
+	if h.closed {
+		return pathErr(op, h.path, syscall.EBADF)
+	}
+	acc := h.flags & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
+	if write && acc == os.O_RDONLY {
+		return pathErr(op, h.path, syscall.EBADF)
+	}
+	if !write && acc == os.O_WRONLY {
+		return pathErr(op, h.path, syscall.EBADF)
+	}
+	return nil
+}
+
+// ReadAt reads len(p) bytes at offset off. At the end of the file it
+// returns fewer bytes and io.EOF, as io.ReaderAt requires.
+func (h *File) ReadAt(p []byte, off int64) (int, error) {
+	if err := h.check("read", false); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, pathErr("read", h.path, syscall.EINVAL)
+	}
+	var data []byte
+	err := h.fs.read(func(c *store.Conn) error {
+		st, ok, err := h.fs.inode(c, h.ino)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return pathErr("read", h.path, errStale)
+		}
+		if st.IsDir() {
+			return pathErr("read", h.path, syscall.EISDIR)
+		}
+		data, err = h.fs.readData(c, h.ino, off, int64(len(p)), st.Size)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := copy(p, data)
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// WriteAt writes p at offset off (at the end of the file in O_APPEND mode).
+func (h *File) WriteAt(p []byte, off int64) (int, error) {
+	if err := h.check("write", true); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, pathErr("write", h.path, syscall.EINVAL)
+	}
+	_, err := h.writeAt(p, off, h.flags&os.O_APPEND != 0)
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (h *File) writeAt(p []byte, off int64, appendMode bool) (int64, error) {
+	var end int64
+	err := h.fs.write(func(c *store.Conn) error {
+		st, ok, err := h.fs.inode(c, h.ino)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return pathErr("write", h.path, errStale)
+		}
+		if appendMode {
+			off = st.Size
+		}
+		end = off + int64(len(p))
+		if err := h.fs.pwrite(c, h.ino, off, p, time.Now()); err != nil {
+			if err == errStale {
+				return pathErr("write", h.path, errStale)
+			}
+			return err
+		}
+		return nil
+	})
+	return end, err
+}
+
+// Read reads from the current offset.
+func (h *File) Read(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n, err := h.ReadAt(p, h.off)
+	h.off += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+// Write writes at the current offset (or the end in O_APPEND mode).
+func (h *File) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.check("write", true); err != nil {
+		return 0, err
+	}
+	end, err := h.writeAt(p, h.off, h.flags&os.O_APPEND != 0)
+	if err != nil {
+		return 0, err
+	}
+	h.off = end
+	return len(p), nil
+}
+
+// Seek sets the offset for the next Read or Write.
+func (h *File) Seek(offset int64, whence int) (int64, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += h.off
+	case io.SeekEnd:
+		st, err := h.Stat()
+		if err != nil {
+			return 0, err
+		}
+		offset += st.Size
+	default:
+		return 0, pathErr("seek", h.path, syscall.EINVAL)
+	}
+	if offset < 0 {
+		return 0, pathErr("seek", h.path, syscall.EINVAL)
+	}
+	h.off = offset
+	return offset, nil
+}
+
+// Stat returns the attributes of the open file.
+func (h *File) Stat() (Stat, error) {
+	if h.closed {
+		return Stat{}, pathErr("fstat", h.path, syscall.EBADF)
+	}
+	var st Stat
+	err := h.fs.read(func(c *store.Conn) error {
+		s, ok, err := h.fs.inode(c, h.ino)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return pathErr("fstat", h.path, errStale)
+		}
+		st = s
+		return nil
+	})
+	return st, err
+}
+
+// Truncate changes the size of the open file.
+func (h *File) Truncate(size int64) error {
+	if err := h.check("ftruncate", true); err != nil {
+		return err
+	}
+	if size < 0 {
+		return pathErr("ftruncate", h.path, syscall.EINVAL)
+	}
+	return h.fs.write(func(c *store.Conn) error {
+		st, ok, err := h.fs.inode(c, h.ino)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return pathErr("ftruncate", h.path, errStale)
+		}
+		if !st.IsRegular() {
+			return pathErr("ftruncate", h.path, syscall.EINVAL)
+		}
+		return h.fs.truncate(c, h.ino, st.Size, size, time.Now())
+	})
+}
+
+// Sync makes the file's committed writes durable.
+func (h *File) Sync() error {
+	if h.closed {
+		return pathErr("fsync", h.path, syscall.EBADF)
+	}
+	return h.fs.Sync()
+}
+
+// Close releases the file. When it was the last handle of an inode that
+// has no names left, the inode and its data are deleted.
+func (h *File) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return pathErr("close", h.path, syscall.EBADF)
+	}
+	h.closed = true
+	f := h.fs
+	f.openMu.Lock()
+	f.open[h.ino]--
+	last := f.open[h.ino] <= 0
+	if last {
+		delete(f.open, h.ino)
+	}
+	f.openMu.Unlock()
+	if !last {
+		return nil
+	}
+	return f.write(func(c *store.Conn) error {
+		var nlink int64
+		err := c.QueryRow("SELECT nlink FROM fs_inode WHERE ino = ?", h.ino).Scan(&nlink)
+		if isNoRows(err) || (err == nil && nlink > 0) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return f.purge(c, h.ino)
+	})
+}

@@ -1,0 +1,457 @@
+// Package vfs implements the filesystem semantics over the AgentFS tables:
+// path resolution, inodes, directory entries, chunked data, links,
+// attributes and open files. Every way into the filesystem (CLI, SDKs,
+// FUSE, NFS, MCP, the in-process shell) goes through this package, so
+// behaviour and errors are the same everywhere.
+package vfs
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentfs-go/agentfs/core/schema"
+	"github.com/agentfs-go/agentfs/core/store"
+)
+
+// Limits of names and paths, as on Linux.
+const (
+	NameMax    = 255
+	PathMax    = 4096
+	SymlinkMax = 40 // symlinks followed in one resolution before ELOOP
+)
+
+// Options configure a filesystem.
+type Options struct {
+	// UID and GID own new files unless an operation says otherwise.
+	UID, GID uint32
+	// Umask is applied to the permission bits of new files and directories.
+	Umask uint32
+}
+
+// FS is the filesystem of one database.
+type FS struct {
+	db        *store.DB
+	chunkSize int
+	opts      Options
+
+	// Caches are only touched with the store's primary connection held,
+	// i.e. inside db.Do / db.Write callbacks, which serialise them.
+	dentries map[dentryKey]int64 // 0 records a known-absent name
+	inodes   map[int64]Stat
+	links    map[int64]string
+	txnDirty bool // the current write transaction changed cached state
+
+	openMu sync.Mutex
+	open   map[int64]int // open handles per inode (unlinked-but-open files)
+}
+
+type dentryKey struct {
+	parent int64
+	name   string
+}
+
+const cacheLimit = 200_000
+
+// New returns the filesystem of db. The schema must exist.
+func New(db *store.DB, chunkSize int, opts Options) *FS {
+	if chunkSize <= 0 {
+		chunkSize = schema.DefaultChunkSize
+	}
+	f := &FS{db: db, chunkSize: chunkSize, opts: opts, open: map[int64]int{}}
+	f.resetCache()
+	return f
+}
+
+// ChunkSize is the size of the data chunks of this filesystem.
+func (f *FS) ChunkSize() int { return f.chunkSize }
+
+func (f *FS) resetCache() {
+	f.dentries = make(map[dentryKey]int64, 1024)
+	f.inodes = make(map[int64]Stat, 1024)
+	f.links = make(map[int64]string)
+}
+
+// read runs fn on the primary connection with coherent caches.
+func (f *FS) read(c func(c *store.Conn) error) error {
+	return f.db.Do(bg, func(conn *store.Conn, external bool) error {
+		if external || len(f.dentries)+len(f.inodes) > cacheLimit {
+			f.resetCache()
+		}
+		return c(conn)
+	})
+}
+
+// write runs fn in one write transaction with coherent caches. When the
+// transaction fails after changing cached state, the caches are dropped
+// because the rollback undid what they learnt.
+func (f *FS) write(fn func(c *store.Conn) error) error {
+	err := f.db.Write(bg, func(conn *store.Conn, external bool) error {
+		if external || len(f.dentries)+len(f.inodes) > cacheLimit {
+			f.resetCache()
+		}
+		f.txnDirty = false
+		err := fn(conn)
+		if err != nil && f.txnDirty {
+			f.resetCache()
+		}
+		return err
+	})
+	if err != nil && errnoOf(err) == 0 {
+		// The commit itself failed (disk full, I/O): nothing we cached
+		// during the transaction can be trusted.
+		f.db.Do(bg, func(*store.Conn, bool) error { f.resetCache(); return nil })
+	}
+	return err
+}
+
+// dirty marks that the running transaction has changed the database.
+func (f *FS) dirty() { f.txnDirty = true }
+
+// lookup finds name in directory parent. It returns 0 when absent.
+func (f *FS) lookup(c *store.Conn, parent int64, name string) (int64, error) {
+	k := dentryKey{parent, name}
+	if ino, ok := f.dentries[k]; ok {
+		return ino, nil
+	}
+	var ino int64
+	err := c.QueryRow("SELECT ino FROM fs_dentry WHERE parent_ino = ? AND name = CAST(? AS TEXT)", parent, []byte(name)).Scan(&ino)
+	if errors.Is(err, sql.ErrNoRows) {
+		ino, err = 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	f.dentries[k] = ino
+	return ino, nil
+}
+
+const inodeCols = "ino, mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec, mtime_nsec, ctime_nsec"
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanStat(r scanner, st *Stat) error {
+	var mode, nlink, uid, gid, rdev int64
+	var at, mt, ct, an, mn, cn int64
+	if err := r.Scan(&st.Ino, &mode, &nlink, &uid, &gid, &st.Size, &at, &mt, &ct, &rdev, &an, &mn, &cn); err != nil {
+		return err
+	}
+	st.Mode, st.Nlink, st.UID, st.GID, st.Rdev = uint32(mode), uint32(nlink), uint32(uid), uint32(gid), uint64(rdev)
+	st.Atime, st.Mtime, st.Ctime = time.Unix(at, an), time.Unix(mt, mn), time.Unix(ct, cn)
+	return nil
+}
+
+// inode reads the attributes of ino. ok is false when it does not exist.
+func (f *FS) inode(c *store.Conn, ino int64) (Stat, bool, error) {
+	if st, ok := f.inodes[ino]; ok {
+		return st, true, nil
+	}
+	var st Stat
+	err := scanStat(c.QueryRow("SELECT "+inodeCols+" FROM fs_inode WHERE ino = ?", ino), &st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, err
+	}
+	st.Blksize = int64(f.chunkSize)
+	f.inodes[ino] = st
+	return st, true, nil
+}
+
+// mustInode is inode for an inode that a directory entry points to; a
+// missing row means the database is damaged.
+func (f *FS) mustInode(c *store.Conn, ino int64, op, path string) (Stat, error) {
+	st, ok, err := f.inode(c, ino)
+	if err != nil {
+		return st, err
+	}
+	if !ok {
+		return st, fmt.Errorf("%s %s: directory entry points to missing inode %d (run agentfs fsck --repair): %w", op, path, ino, syscall.EIO)
+	}
+	return st, nil
+}
+
+func (f *FS) readlinkIno(c *store.Conn, ino int64) (string, error) {
+	if t, ok := f.links[ino]; ok {
+		return t, nil
+	}
+	var t []byte
+	err := c.QueryRow("SELECT CAST(target AS BLOB) FROM fs_symlink WHERE ino = ?", ino).Scan(&t)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("symlink inode %d has no target (run agentfs fsck --repair): %w", ino, syscall.EIO)
+	}
+	if err != nil {
+		return "", err
+	}
+	f.links[ino] = string(t)
+	return string(t), nil
+}
+
+// loc is where a path leads.
+type loc struct {
+	parent int64  // directory holding the final entry (0 for "/")
+	name   string // final name ("" for "/")
+	ino    int64  // 0 when the final entry does not exist
+	st     Stat   // valid when ino != 0
+}
+
+// resolve walks path from the root. With follow, a symlink in the final
+// position is followed too; components before it always are. When the
+// final component does not exist, loc.ino is 0 and parent/name say where
+// it would be created; a missing directory before it is ENOENT.
+func (f *FS) resolve(c *store.Conn, op, path string, follow bool) (loc, error) {
+	if err := checkPath(op, path); err != nil {
+		return loc{}, err
+	}
+	mustDir := strings.HasSuffix(path, "/") || strings.HasSuffix(path, "/.") || strings.HasSuffix(path, "/..")
+	comps := splitPath(path)
+	stack := []int64{schema.RootIno} // ancestors, for ".."
+	hops := 0
+	cur := loc{ino: schema.RootIno}
+	for len(comps) > 0 {
+		name := comps[0]
+		comps = comps[1:]
+		last := len(comps) == 0
+		dirIno := stack[len(stack)-1]
+		switch name {
+		case ".":
+			cur = loc{ino: dirIno}
+			if last {
+				cur.parent, cur.name = f.parentOf(stack), "."
+			}
+			continue
+		case "..":
+			if len(stack) > 1 {
+				stack = stack[:len(stack)-1]
+			}
+			cur = loc{ino: stack[len(stack)-1]}
+			if last {
+				cur.parent, cur.name = f.parentOf(stack), ".."
+			}
+			continue
+		}
+		if len(name) > NameMax {
+			return loc{}, pathErr(op, path, syscall.ENAMETOOLONG)
+		}
+		ino, err := f.lookup(c, dirIno, name)
+		if err != nil {
+			return loc{}, err
+		}
+		if ino == 0 {
+			if !last {
+				return loc{}, pathErr(op, path, syscall.ENOENT)
+			}
+			return loc{parent: dirIno, name: name}, nil
+		}
+		st, err := f.mustInode(c, ino, op, path)
+		if err != nil {
+			return loc{}, err
+		}
+		if st.IsSymlink() && (!last || follow || mustDir) {
+			hops++
+			if hops > SymlinkMax {
+				return loc{}, pathErr(op, path, syscall.ELOOP)
+			}
+			target, err := f.readlinkIno(c, ino)
+			if err != nil {
+				return loc{}, err
+			}
+			if target == "" {
+				return loc{}, pathErr(op, path, syscall.ENOENT)
+			}
+			if strings.HasPrefix(target, "/") {
+				stack = stack[:1]
+			}
+			comps = append(splitPath(target), comps...)
+			if len(comps) == 0 { // target "/" or "/."
+				cur = loc{ino: schema.RootIno}
+			}
+			continue
+		}
+		if !last {
+			if !st.IsDir() {
+				return loc{}, pathErr(op, path, syscall.ENOTDIR)
+			}
+			stack = append(stack, ino)
+			continue
+		}
+		cur = loc{parent: dirIno, name: name, ino: ino, st: st}
+		if st.IsDir() {
+			stack = append(stack, ino)
+		}
+	}
+	if cur.ino != 0 && cur.st.Ino == 0 {
+		st, err := f.mustInode(c, cur.ino, op, path)
+		if err != nil {
+			return loc{}, err
+		}
+		cur.st = st
+	}
+	if mustDir && cur.ino != 0 && !cur.st.IsDir() {
+		return loc{}, pathErr(op, path, syscall.ENOTDIR)
+	}
+	return cur, nil
+}
+
+func (f *FS) parentOf(stack []int64) int64 {
+	if len(stack) > 1 {
+		return stack[len(stack)-2]
+	}
+	return 0
+}
+
+// resolveExisting is resolve that fails with ENOENT when the final entry
+// does not exist.
+func (f *FS) resolveExisting(c *store.Conn, op, path string, follow bool) (loc, error) {
+	l, err := f.resolve(c, op, path, follow)
+	if err == nil && l.ino == 0 {
+		err = pathErr(op, path, syscall.ENOENT)
+	}
+	return l, err
+}
+
+// resolveEntry resolves a path whose final component names an entry to
+// create, remove or rename: "/", "." and ".." are refused with errno.
+func (f *FS) resolveEntry(c *store.Conn, op, path string, follow bool, special syscall.Errno) (loc, error) {
+	l, err := f.resolve(c, op, path, follow)
+	if err != nil {
+		return l, err
+	}
+	if l.parent == 0 || l.name == "." || l.name == ".." {
+		if l.ino == schema.RootIno && special == syscall.EINVAL && op != "rename" {
+			return l, pathErr(op, path, syscall.EBUSY)
+		}
+		return l, pathErr(op, path, special)
+	}
+	return l, nil
+}
+
+func checkPath(op, path string) error {
+	if path == "" {
+		return pathErr(op, path, syscall.ENOENT)
+	}
+	if len(path) > PathMax {
+		return pathErr(op, path, syscall.ENAMETOOLONG)
+	}
+	if strings.IndexByte(path, 0) >= 0 {
+		return pathErr(op, path, syscall.EINVAL)
+	}
+	return nil
+}
+
+// checkName validates a single name being created.
+func checkName(op, path, name string) error {
+	if len(name) > NameMax {
+		return pathErr(op, path, syscall.ENAMETOOLONG)
+	}
+	if name == "" || strings.IndexByte(name, 0) >= 0 || strings.IndexByte(name, '/') >= 0 {
+		return pathErr(op, path, syscall.EINVAL)
+	}
+	return nil
+}
+
+// splitPath splits on "/" and drops empty components. Relative paths are
+// taken from the root: the filesystem has no working directory.
+func splitPath(p string) []string {
+	parts := strings.Split(p, "/")
+	out := parts[:0]
+	for _, s := range parts {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// touchDir sets the mtime and ctime of a directory whose entries changed.
+func (f *FS) touchDir(c *store.Conn, ino int64, now time.Time) error {
+	f.dirty()
+	delete(f.inodes, ino)
+	_, err := c.Exec("UPDATE fs_inode SET mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+		now.Unix(), now.Nanosecond(), now.Unix(), now.Nanosecond(), ino)
+	return err
+}
+
+// newInode inserts an inode and links it as parent/name.
+func (f *FS) newInode(c *store.Conn, parent int64, name string, mode uint32, size int64, rdev uint64, now time.Time) (int64, error) {
+	f.dirty()
+	var ino int64
+	s, ns := now.Unix(), now.Nanosecond()
+	err := c.QueryRow(`INSERT INTO fs_inode (mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec, mtime_nsec, ctime_nsec)
+		VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ino`,
+		int64(mode), int64(f.opts.UID), int64(f.opts.GID), size, s, s, s, int64(rdev), ns, ns, ns).Scan(&ino)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := c.Exec("INSERT INTO fs_dentry (name, parent_ino, ino) VALUES (CAST(? AS TEXT), ?, ?)", []byte(name), parent, ino); err != nil {
+		return 0, err
+	}
+	f.dentries[dentryKey{parent, name}] = ino
+	f.inodes[ino] = Stat{Ino: ino, Mode: mode, Nlink: 1, UID: f.opts.UID, GID: f.opts.GID, Size: size, Rdev: rdev,
+		Atime: now, Mtime: now, Ctime: now, Blksize: int64(f.chunkSize)}
+	return ino, f.touchDir(c, parent, now)
+}
+
+func (f *FS) applyUmask(perm uint32) uint32 { return perm &^ f.opts.Umask & 0o7777 }
+
+// dropLink removes one link of ino (its directory entry is already gone).
+// The inode and its data go when the last link and the last open handle
+// are gone.
+func (f *FS) dropLink(c *store.Conn, ino int64, now time.Time) error {
+	f.dirty()
+	delete(f.inodes, ino)
+	var nlink int64
+	err := c.QueryRow("UPDATE fs_inode SET nlink = nlink - 1, ctime = ?, ctime_nsec = ? WHERE ino = ? RETURNING nlink",
+		now.Unix(), now.Nanosecond(), ino).Scan(&nlink)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if nlink > 0 || f.isOpen(ino) {
+		return nil
+	}
+	return f.purge(c, ino)
+}
+
+// purge deletes an inode and everything hanging off it.
+func (f *FS) purge(c *store.Conn, ino int64) error {
+	f.dirty()
+	delete(f.inodes, ino)
+	delete(f.links, ino)
+	for _, q := range []string{
+		"DELETE FROM fs_data WHERE ino = ?",
+		"DELETE FROM fs_symlink WHERE ino = ?",
+		"DELETE FROM fs_xattr WHERE ino = ?",
+		"DELETE FROM fs_inode WHERE ino = ?",
+	} {
+		if _, err := c.Exec(q, ino); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *FS) isOpen(ino int64) bool {
+	f.openMu.Lock()
+	defer f.openMu.Unlock()
+	return f.open[ino] > 0
+}
+
+func (f *FS) openInos() []int64 {
+	f.openMu.Lock()
+	defer f.openMu.Unlock()
+	out := make([]int64, 0, len(f.open))
+	for ino, n := range f.open {
+		if n > 0 {
+			out = append(out, ino)
+		}
+	}
+	return out
+}

@@ -1,0 +1,964 @@
+package vfs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentfs-go/agentfs/core/schema"
+	"github.com/agentfs-go/agentfs/core/store"
+)
+
+var bg = context.Background()
+
+// Stat returns the attributes of path, following a final symlink.
+func (f *FS) Stat(path string) (Stat, error) { return f.stat("stat", path, true) }
+
+// Lstat returns the attributes of path without following a final symlink.
+func (f *FS) Lstat(path string) (Stat, error) { return f.stat("lstat", path, false) }
+
+func (f *FS) stat(op, path string, follow bool) (st Stat, err error) {
+	err = f.read(func(c *store.Conn) error {
+		l, err := f.resolveExisting(c, op, path, follow)
+		st = l.st
+		return err
+	})
+	return st, err
+}
+
+// Exists reports whether path exists (following symlinks).
+func (f *FS) Exists(path string) (bool, error) {
+	_, err := f.Stat(path)
+	if errnoOf(err) == syscall.ENOENT {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// Mkdir creates a directory.
+func (f *FS) Mkdir(path string, perm uint32) error {
+	return f.write(func(c *store.Conn) error {
+		_, err := f.mkdir(c, "mkdir", path, perm, time.Now())
+		return err
+	})
+}
+
+func (f *FS) mkdir(c *store.Conn, op, path string, perm uint32, now time.Time) (int64, error) {
+	l, err := f.resolveEntry(c, op, path, false, syscall.EEXIST)
+	if err != nil {
+		return 0, err
+	}
+	if l.ino != 0 {
+		return 0, pathErr(op, path, syscall.EEXIST)
+	}
+	if err := checkName(op, path, l.name); err != nil {
+		return 0, err
+	}
+	if err := f.checkDir(c, op, path, l.parent); err != nil {
+		return 0, err
+	}
+	return f.newInode(c, l.parent, l.name, schema.ModeDir|f.applyUmask(perm), 0, 0, now)
+}
+
+// checkDir fails with ENOTDIR unless ino is a directory.
+func (f *FS) checkDir(c *store.Conn, op, path string, ino int64) error {
+	st, err := f.mustInode(c, ino, op, path)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return pathErr(op, path, syscall.ENOTDIR)
+	}
+	return nil
+}
+
+// MkdirAll creates a directory and any missing parents, like mkdir -p.
+func (f *FS) MkdirAll(path string, perm uint32) error {
+	return f.write(func(c *store.Conn) error {
+		return f.mkdirAll(c, path, perm, time.Now())
+	})
+}
+
+func (f *FS) mkdirAll(c *store.Conn, path string, perm uint32, now time.Time) error {
+	if err := checkPath("mkdir", path); err != nil {
+		return err
+	}
+	comps := splitPath(path)
+	for i := range comps {
+		prefix := "/" + strings.Join(comps[:i+1], "/")
+		l, err := f.resolve(c, "mkdir", prefix, true)
+		if err != nil {
+			return err
+		}
+		if l.ino != 0 {
+			if !l.st.IsDir() {
+				return pathErr("mkdir", path, syscall.ENOTDIR)
+			}
+			continue
+		}
+		if _, err := f.mkdir(c, "mkdir", prefix, perm, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteOptions tune WriteFile.
+type WriteOptions struct {
+	Perm          uint32 // permission bits of a new file (default 0644)
+	CreateParents bool   // create missing parent directories (mkdir -p)
+	Append        bool   // append instead of replacing the content
+	Exclusive     bool   // fail with EEXIST when the file exists
+}
+
+// WriteFile replaces (or creates) the content of a file in one
+// transaction, following symlinks as open(2) does.
+func (f *FS) WriteFile(path string, data []byte, opts WriteOptions) error {
+	if opts.Perm == 0 {
+		opts.Perm = 0o644
+	}
+	return f.write(func(c *store.Conn) error {
+		now := time.Now()
+		if opts.CreateParents {
+			if dir := parentPath(path); dir != "/" {
+				if err := f.mkdirAll(c, dir, 0o755, now); err != nil {
+					return err
+				}
+			}
+		}
+		l, err := f.resolve(c, "open", path, true)
+		if err != nil {
+			return err
+		}
+		if l.ino == 0 {
+			if err := f.creatable(c, "open", path, l); err != nil {
+				return err
+			}
+			ino, err := f.newInode(c, l.parent, l.name, schema.ModeRegular|f.applyUmask(opts.Perm), int64(len(data)), 0, now)
+			if err != nil {
+				return err
+			}
+			return f.insertChunks(c, ino, 0, data)
+		}
+		if opts.Exclusive {
+			return pathErr("open", path, syscall.EEXIST)
+		}
+		if l.st.IsDir() {
+			return pathErr("open", path, syscall.EISDIR)
+		}
+		if !l.st.IsRegular() {
+			return pathErr("open", path, syscall.EINVAL)
+		}
+		if opts.Append {
+			return f.pwrite(c, l.ino, l.st.Size, data, now)
+		}
+		return f.replaceData(c, l.ino, l.st.Size, data, now)
+	})
+}
+
+// creatable checks that a missing entry found by resolve can be created.
+func (f *FS) creatable(c *store.Conn, op, path string, l loc) error {
+	if l.parent == 0 || l.name == "." || l.name == ".." {
+		return pathErr(op, path, syscall.EISDIR)
+	}
+	if strings.HasSuffix(path, "/") {
+		return pathErr(op, path, syscall.EISDIR)
+	}
+	if err := checkName(op, path, l.name); err != nil {
+		return err
+	}
+	return f.checkDir(c, op, path, l.parent)
+}
+
+func parentPath(p string) string {
+	comps := splitPath(p)
+	if len(comps) <= 1 {
+		return "/"
+	}
+	return "/" + strings.Join(comps[:len(comps)-1], "/")
+}
+
+// ReadFile returns the whole content of a file.
+func (f *FS) ReadFile(path string) ([]byte, error) {
+	var st Stat
+	var data []byte
+	large := false
+	err := f.read(func(c *store.Conn) error {
+		l, err := f.resolveExisting(c, "open", path, true)
+		if err != nil {
+			return err
+		}
+		if l.st.IsDir() {
+			return pathErr("read", path, syscall.EISDIR)
+		}
+		st = l.st
+		if st.Size > largeRead {
+			large = true // read outside the primary lock, in parallel
+			return nil
+		}
+		data, err = f.readData(c, st.Ino, 0, st.Size, st.Size)
+		return err
+	})
+	if err != nil || !large {
+		return data, err
+	}
+	err = f.db.Read(bg, func(c *store.Conn) error {
+		// Re-read the size inside the reader's snapshot.
+		var size int64
+		if err := c.QueryRow("SELECT size FROM fs_inode WHERE ino = ?", st.Ino).Scan(&size); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return pathErr("read", path, syscall.ENOENT)
+			}
+			return err
+		}
+		data, err = f.readData(c, st.Ino, 0, size, size)
+		return err
+	})
+	return data, err
+}
+
+// largeRead is the size above which reads use a reader connection so that
+// they run in parallel with other operations.
+const largeRead = 256 << 10
+
+// Readdir lists the names in a directory, sorted bytewise, without "."
+// and "..".
+func (f *FS) Readdir(path string) ([]string, error) {
+	var names []string
+	err := f.read(func(c *store.Conn) error {
+		l, err := f.resolveExisting(c, "readdir", path, true)
+		if err != nil {
+			return err
+		}
+		if !l.st.IsDir() {
+			return pathErr("readdir", path, syscall.ENOTDIR)
+		}
+		rows, err := c.Query("SELECT CAST(name AS BLOB), ino FROM fs_dentry WHERE parent_ino = ? ORDER BY name", l.ino)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name []byte
+			var ino int64
+			if err := rows.Scan(&name, &ino); err != nil {
+				return err
+			}
+			names = append(names, string(name))
+			f.dentries[dentryKey{l.ino, string(name)}] = ino
+		}
+		return rows.Err()
+	})
+	return names, err
+}
+
+// ReaddirPlus lists a directory with the attributes of each entry (not
+// following symlinks), in one query.
+func (f *FS) ReaddirPlus(path string) ([]DirEntry, error) {
+	var out []DirEntry
+	err := f.read(func(c *store.Conn) error {
+		l, err := f.resolveExisting(c, "readdir", path, true)
+		if err != nil {
+			return err
+		}
+		if !l.st.IsDir() {
+			return pathErr("readdir", path, syscall.ENOTDIR)
+		}
+		out, err = f.readdirPlusIno(c, l.ino)
+		return err
+	})
+	return out, err
+}
+
+func (f *FS) readdirPlusIno(c *store.Conn, dir int64) ([]DirEntry, error) {
+	rows, err := c.Query(`SELECT CAST(d.name AS BLOB), i.ino, i.mode, i.nlink, i.uid, i.gid, i.size, i.atime, i.mtime, i.ctime, i.rdev, i.atime_nsec, i.mtime_nsec, i.ctime_nsec
+		FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino WHERE d.parent_ino = ? ORDER BY d.name`, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []DirEntry
+	for rows.Next() {
+		var name []byte
+		var e DirEntry
+		var mode, nlink, uid, gid, rdev, at, mt, ct, an, mn, cn int64
+		if err := rows.Scan(&name, &e.Stat.Ino, &mode, &nlink, &uid, &gid, &e.Stat.Size, &at, &mt, &ct, &rdev, &an, &mn, &cn); err != nil {
+			return nil, err
+		}
+		e.Name = string(name)
+		e.Stat.Mode, e.Stat.Nlink, e.Stat.UID, e.Stat.GID, e.Stat.Rdev = uint32(mode), uint32(nlink), uint32(uid), uint32(gid), uint64(rdev)
+		e.Stat.Atime, e.Stat.Mtime, e.Stat.Ctime = time.Unix(at, an), time.Unix(mt, mn), time.Unix(ct, cn)
+		e.Stat.Blksize = int64(f.chunkSize)
+		f.dentries[dentryKey{dir, e.Name}] = e.Stat.Ino
+		f.inodes[e.Stat.Ino] = e.Stat
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Unlink removes a non-directory entry.
+func (f *FS) Unlink(path string) error {
+	return f.write(func(c *store.Conn) error {
+		l, err := f.resolveEntry(c, "unlink", path, false, syscall.EISDIR)
+		if err != nil {
+			return err
+		}
+		if l.ino == 0 {
+			return pathErr("unlink", path, syscall.ENOENT)
+		}
+		if l.st.IsDir() {
+			return pathErr("unlink", path, syscall.EISDIR)
+		}
+		return f.removeEntry(c, l, time.Now())
+	})
+}
+
+// removeEntry deletes the entry l and drops one link of its inode.
+func (f *FS) removeEntry(c *store.Conn, l loc, now time.Time) error {
+	f.dirty()
+	if _, err := c.Exec("DELETE FROM fs_dentry WHERE parent_ino = ? AND name = CAST(? AS TEXT)", l.parent, []byte(l.name)); err != nil {
+		return err
+	}
+	f.dentries[dentryKey{l.parent, l.name}] = 0
+	if err := f.touchDir(c, l.parent, now); err != nil {
+		return err
+	}
+	return f.dropLink(c, l.ino, now)
+}
+
+// Rmdir removes an empty directory.
+func (f *FS) Rmdir(path string) error {
+	return f.write(func(c *store.Conn) error {
+		l, err := f.resolveEntry(c, "rmdir", path, false, syscall.EINVAL)
+		if err != nil {
+			return err
+		}
+		if l.ino == 0 {
+			return pathErr("rmdir", path, syscall.ENOENT)
+		}
+		if !l.st.IsDir() {
+			return pathErr("rmdir", path, syscall.ENOTDIR)
+		}
+		empty, err := f.isEmptyDir(c, l.ino)
+		if err != nil {
+			return err
+		}
+		if !empty {
+			return pathErr("rmdir", path, syscall.ENOTEMPTY)
+		}
+		return f.removeEntry(c, l, time.Now())
+	})
+}
+
+func (f *FS) isEmptyDir(c *store.Conn, ino int64) (bool, error) {
+	var one int
+	err := c.QueryRow("SELECT 1 FROM fs_dentry WHERE parent_ino = ? LIMIT 1", ino).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return true, nil
+	}
+	return false, err
+}
+
+// RemoveAll removes path and everything below it, like rm -rf. A missing
+// path is not an error. The whole subtree goes in one transaction with a
+// handful of set-based statements, whatever its size.
+func (f *FS) RemoveAll(path string) error {
+	return f.write(func(c *store.Conn) error {
+		l, err := f.resolveEntry(c, "remove", path, false, syscall.EINVAL)
+		if err != nil {
+			if errnoOf(err) == syscall.ENOENT {
+				return nil
+			}
+			return err
+		}
+		if l.ino == 0 {
+			return nil
+		}
+		now := time.Now()
+		if !l.st.IsDir() {
+			return f.removeEntry(c, l, now)
+		}
+		return f.removeTree(c, l, now)
+	})
+}
+
+func (f *FS) removeTree(c *store.Conn, l loc, now time.Time) error {
+	f.dirty()
+	stmts := []string{
+		"CREATE TEMP TABLE IF NOT EXISTS rm_set (id INTEGER PRIMARY KEY, ino INTEGER NOT NULL)",
+		"DELETE FROM temp.rm_set",
+	}
+	for _, q := range stmts {
+		if _, err := c.Exec(q); err != nil {
+			return err
+		}
+	}
+	if _, err := c.Exec(`INSERT INTO temp.rm_set (id, ino)
+		WITH RECURSIVE sub(id, ino) AS (
+			SELECT id, ino FROM fs_dentry WHERE parent_ino = ? AND name = CAST(? AS TEXT)
+			UNION ALL
+			SELECT d.id, d.ino FROM fs_dentry d JOIN sub ON d.parent_ino = sub.ino
+		) SELECT id, ino FROM sub`, l.parent, []byte(l.name)); err != nil {
+		return err
+	}
+	open := f.openInos()
+	openJSON := "[" + joinInts(open) + "]"
+	for _, q := range []string{
+		"DELETE FROM fs_dentry WHERE id IN (SELECT id FROM temp.rm_set)",
+		`UPDATE fs_inode SET nlink = nlink - (SELECT COUNT(*) FROM temp.rm_set r WHERE r.ino = fs_inode.ino), ctime = ?1, ctime_nsec = ?2
+			WHERE ino IN (SELECT ino FROM temp.rm_set)`,
+	} {
+		if _, err := c.Exec(q, now.Unix(), now.Nanosecond()); err != nil {
+			return err
+		}
+	}
+	gone := `SELECT i.ino FROM fs_inode i WHERE i.ino IN (SELECT ino FROM temp.rm_set) AND i.nlink <= 0
+		AND i.ino NOT IN (SELECT value FROM json_each(?))`
+	for _, table := range []string{"fs_data", "fs_symlink", "fs_xattr", "fs_inode"} {
+		if _, err := c.Exec("DELETE FROM "+table+" WHERE ino IN ("+gone+")", openJSON); err != nil {
+			return err
+		}
+	}
+	if _, err := c.Exec("DELETE FROM temp.rm_set"); err != nil {
+		return err
+	}
+	// Cached names below the tree are gone; forget everything.
+	f.resetCache()
+	return f.touchDir(c, l.parent, now)
+}
+
+func joinInts(v []int64) string {
+	var b strings.Builder
+	for i, n := range v {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(itoa(n))
+	}
+	return b.String()
+}
+
+func itoa(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var buf [20]byte
+	i := len(buf)
+	for n > 0 {
+		i--
+		buf[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		buf[i] = '-'
+	}
+	return string(buf[i:])
+}
+
+// Rename flags, as renameat2(2).
+const (
+	RenameNoReplace = 1 << 0
+	RenameExchange  = 1 << 1
+)
+
+// Rename moves oldpath to newpath, replacing newpath as rename(2) does.
+func (f *FS) Rename(oldpath, newpath string) error { return f.Rename2(oldpath, newpath, 0) }
+
+// Rename2 is Rename with renameat2 flags (RenameNoReplace, RenameExchange).
+func (f *FS) Rename2(oldpath, newpath string, flags int) error {
+	if flags&RenameNoReplace != 0 && flags&RenameExchange != 0 {
+		return pathErr("rename", oldpath, syscall.EINVAL)
+	}
+	return f.write(func(c *store.Conn) error {
+		src, err := f.resolveEntry(c, "rename", oldpath, false, syscall.EINVAL)
+		if err != nil {
+			return err
+		}
+		if src.ino == 0 {
+			return pathErr("rename", oldpath, syscall.ENOENT)
+		}
+		dst, err := f.resolveEntry(c, "rename", newpath, false, syscall.EINVAL)
+		if err != nil {
+			if errnoOf(err) == syscall.ENOTDIR && strings.HasSuffix(newpath, "/") && !src.st.IsDir() {
+				return pathErr("rename", newpath, syscall.ENOTDIR)
+			}
+			return err
+		}
+		if dst.ino == 0 {
+			if flags&RenameExchange != 0 {
+				return pathErr("rename", newpath, syscall.ENOENT)
+			}
+			if err := checkName("rename", newpath, dst.name); err != nil {
+				return err
+			}
+			if strings.HasSuffix(newpath, "/") && !src.st.IsDir() {
+				return pathErr("rename", newpath, syscall.ENOTDIR)
+			}
+			if err := f.checkDir(c, "rename", newpath, dst.parent); err != nil {
+				return err
+			}
+		}
+		if src.parent == dst.parent && src.name == dst.name {
+			return nil
+		}
+		if src.st.IsDir() {
+			inside, err := f.isAncestor(c, src.ino, dst.parent)
+			if err != nil {
+				return err
+			}
+			if inside {
+				return pathErr("rename", newpath, syscall.EINVAL)
+			}
+		}
+		now := time.Now()
+		if flags&RenameExchange != 0 {
+			if dst.st.IsDir() {
+				inside, err := f.isAncestor(c, dst.ino, src.parent)
+				if err != nil {
+					return err
+				}
+				if inside {
+					return pathErr("rename", oldpath, syscall.EINVAL)
+				}
+			}
+			return f.exchange(c, src, dst, now)
+		}
+		if dst.ino != 0 {
+			if flags&RenameNoReplace != 0 {
+				return pathErr("rename", newpath, syscall.EEXIST)
+			}
+			if dst.ino == src.ino {
+				// Two links to one inode: rename(2) does nothing.
+				return nil
+			}
+			switch {
+			case src.st.IsDir() && !dst.st.IsDir():
+				return pathErr("rename", newpath, syscall.ENOTDIR)
+			case !src.st.IsDir() && dst.st.IsDir():
+				return pathErr("rename", newpath, syscall.EISDIR)
+			case dst.st.IsDir():
+				empty, err := f.isEmptyDir(c, dst.ino)
+				if err != nil {
+					return err
+				}
+				if !empty {
+					return pathErr("rename", newpath, syscall.ENOTEMPTY)
+				}
+			}
+			if err := f.removeEntry(c, dst, now); err != nil {
+				return err
+			}
+		}
+		f.dirty()
+		if _, err := c.Exec("UPDATE fs_dentry SET parent_ino = ?, name = CAST(? AS TEXT) WHERE parent_ino = ? AND name = CAST(? AS TEXT)",
+			dst.parent, []byte(dst.name), src.parent, []byte(src.name)); err != nil {
+			return err
+		}
+		f.dentries[dentryKey{src.parent, src.name}] = 0
+		f.dentries[dentryKey{dst.parent, dst.name}] = src.ino
+		if err := f.setCtime(c, src.ino, now); err != nil {
+			return err
+		}
+		if err := f.touchDir(c, src.parent, now); err != nil {
+			return err
+		}
+		if dst.parent != src.parent {
+			return f.touchDir(c, dst.parent, now)
+		}
+		return nil
+	})
+}
+
+func (f *FS) exchange(c *store.Conn, a, b loc, now time.Time) error {
+	f.dirty()
+	// Swap the inode numbers of the two entries.
+	if _, err := c.Exec("UPDATE fs_dentry SET ino = ? WHERE parent_ino = ? AND name = CAST(? AS TEXT)", b.ino, a.parent, []byte(a.name)); err != nil {
+		return err
+	}
+	if _, err := c.Exec("UPDATE fs_dentry SET ino = ? WHERE parent_ino = ? AND name = CAST(? AS TEXT)", a.ino, b.parent, []byte(b.name)); err != nil {
+		return err
+	}
+	f.dentries[dentryKey{a.parent, a.name}] = b.ino
+	f.dentries[dentryKey{b.parent, b.name}] = a.ino
+	for _, ino := range []int64{a.ino, b.ino} {
+		if err := f.setCtime(c, ino, now); err != nil {
+			return err
+		}
+	}
+	if err := f.touchDir(c, a.parent, now); err != nil {
+		return err
+	}
+	if a.parent != b.parent {
+		return f.touchDir(c, b.parent, now)
+	}
+	return nil
+}
+
+// isAncestor reports whether dir is ino or one of its ancestors.
+func (f *FS) isAncestor(c *store.Conn, dir, ino int64) (bool, error) {
+	for depth := 0; ino != 0 && depth < PathMax; depth++ {
+		if ino == dir {
+			return true, nil
+		}
+		if ino == schema.RootIno {
+			return false, nil
+		}
+		var parent int64
+		err := c.QueryRow("SELECT parent_ino FROM fs_dentry WHERE ino = ? LIMIT 1", ino).Scan(&parent)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		ino = parent
+	}
+	return false, nil
+}
+
+func (f *FS) setCtime(c *store.Conn, ino int64, now time.Time) error {
+	f.dirty()
+	delete(f.inodes, ino)
+	_, err := c.Exec("UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino = ?", now.Unix(), now.Nanosecond(), ino)
+	return err
+}
+
+// Link makes newpath a new name for the file at oldpath (a hard link).
+func (f *FS) Link(oldpath, newpath string) error {
+	return f.write(func(c *store.Conn) error {
+		src, err := f.resolveExisting(c, "link", oldpath, false)
+		if err != nil {
+			return err
+		}
+		if src.st.IsDir() {
+			return pathErr("link", oldpath, syscall.EPERM)
+		}
+		dst, err := f.resolveEntry(c, "link", newpath, false, syscall.EEXIST)
+		if err != nil {
+			return err
+		}
+		if dst.ino != 0 {
+			return pathErr("link", newpath, syscall.EEXIST)
+		}
+		if err := f.creatable(c, "link", newpath, dst); err != nil {
+			return err
+		}
+		now := time.Now()
+		f.dirty()
+		if _, err := c.Exec("INSERT INTO fs_dentry (name, parent_ino, ino) VALUES (CAST(? AS TEXT), ?, ?)", []byte(dst.name), dst.parent, src.ino); err != nil {
+			return err
+		}
+		f.dentries[dentryKey{dst.parent, dst.name}] = src.ino
+		delete(f.inodes, src.ino)
+		if _, err := c.Exec("UPDATE fs_inode SET nlink = nlink + 1, ctime = ?, ctime_nsec = ? WHERE ino = ?", now.Unix(), now.Nanosecond(), src.ino); err != nil {
+			return err
+		}
+		return f.touchDir(c, dst.parent, now)
+	})
+}
+
+// Symlink creates linkpath as a symbolic link to target. The target is
+// stored as given and not checked.
+func (f *FS) Symlink(target, linkpath string) error {
+	if target == "" {
+		return pathErr("symlink", linkpath, syscall.ENOENT)
+	}
+	if len(target) > PathMax || strings.IndexByte(target, 0) >= 0 {
+		return pathErr("symlink", linkpath, syscall.ENAMETOOLONG)
+	}
+	return f.write(func(c *store.Conn) error {
+		l, err := f.resolveEntry(c, "symlink", linkpath, false, syscall.EEXIST)
+		if err != nil {
+			return err
+		}
+		if l.ino != 0 {
+			return pathErr("symlink", linkpath, syscall.EEXIST)
+		}
+		if err := f.creatable(c, "symlink", linkpath, l); err != nil {
+			return err
+		}
+		ino, err := f.newInode(c, l.parent, l.name, schema.ModeSymlink|0o777, int64(len(target)), 0, time.Now())
+		if err != nil {
+			return err
+		}
+		_, err = c.Exec("INSERT INTO fs_symlink (ino, target) VALUES (?, CAST(? AS TEXT))", ino, []byte(target))
+		f.links[ino] = target
+		return err
+	})
+}
+
+// Readlink returns the target of a symbolic link.
+func (f *FS) Readlink(path string) (string, error) {
+	var target string
+	err := f.read(func(c *store.Conn) error {
+		l, err := f.resolveExisting(c, "readlink", path, false)
+		if err != nil {
+			return err
+		}
+		if !l.st.IsSymlink() {
+			return pathErr("readlink", path, syscall.EINVAL)
+		}
+		target, err = f.readlinkIno(c, l.ino)
+		return err
+	})
+	return target, err
+}
+
+// Chmod changes the permission bits (following symlinks).
+func (f *FS) Chmod(path string, perm uint32) error {
+	return f.setattr("chmod", path, true, func(c *store.Conn, l loc, now time.Time) error {
+		_, err := c.Exec("UPDATE fs_inode SET mode = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+			int64(l.st.Type()|perm&0o7777), now.Unix(), now.Nanosecond(), l.ino)
+		return err
+	})
+}
+
+// Chown changes owner and group; -1 leaves one unchanged. With follow
+// false it acts on a symlink itself (lchown).
+func (f *FS) Chown(path string, uid, gid int64, follow bool) error {
+	return f.setattr("chown", path, follow, func(c *store.Conn, l loc, now time.Time) error {
+		if uid < 0 {
+			uid = int64(l.st.UID)
+		}
+		if gid < 0 {
+			gid = int64(l.st.GID)
+		}
+		_, err := c.Exec("UPDATE fs_inode SET uid = ?, gid = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+			uid, gid, now.Unix(), now.Nanosecond(), l.ino)
+		return err
+	})
+}
+
+// Utimens sets access and modification times; a nil time is left
+// unchanged. With follow false it acts on a symlink itself.
+func (f *FS) Utimens(path string, atime, mtime *time.Time, follow bool) error {
+	return f.setattr("utimens", path, follow, func(c *store.Conn, l loc, now time.Time) error {
+		a, m := l.st.Atime, l.st.Mtime
+		if atime != nil {
+			a = *atime
+		}
+		if mtime != nil {
+			m = *mtime
+		}
+		_, err := c.Exec("UPDATE fs_inode SET atime = ?, atime_nsec = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+			a.Unix(), a.Nanosecond(), m.Unix(), m.Nanosecond(), now.Unix(), now.Nanosecond(), l.ino)
+		return err
+	})
+}
+
+func (f *FS) setattr(op, path string, follow bool, fn func(c *store.Conn, l loc, now time.Time) error) error {
+	return f.write(func(c *store.Conn) error {
+		l, err := f.resolveExisting(c, op, path, follow)
+		if err != nil {
+			return err
+		}
+		f.dirty()
+		delete(f.inodes, l.ino)
+		return fn(c, l, time.Now())
+	})
+}
+
+// Truncate sets the size of a file; growing it reads as zeros.
+func (f *FS) Truncate(path string, size int64) error {
+	if size < 0 {
+		return pathErr("truncate", path, syscall.EINVAL)
+	}
+	return f.write(func(c *store.Conn) error {
+		l, err := f.resolveExisting(c, "truncate", path, true)
+		if err != nil {
+			return err
+		}
+		if l.st.IsDir() {
+			return pathErr("truncate", path, syscall.EISDIR)
+		}
+		if !l.st.IsRegular() {
+			return pathErr("truncate", path, syscall.EINVAL)
+		}
+		return f.truncate(c, l.ino, l.st.Size, size, time.Now())
+	})
+}
+
+// Mknod creates a special file: FIFO, character or block device, socket,
+// or an empty regular file. mode carries the type bits.
+func (f *FS) Mknod(path string, mode uint32, rdev uint64) error {
+	typ := mode & schema.ModeType
+	if typ == 0 {
+		typ = schema.ModeRegular
+	}
+	switch typ {
+	case schema.ModeRegular, schema.ModeFIFO, schema.ModeChar, schema.ModeBlock, schema.ModeSocket:
+	default:
+		return pathErr("mknod", path, syscall.EINVAL)
+	}
+	if typ != schema.ModeChar && typ != schema.ModeBlock {
+		rdev = 0
+	}
+	return f.write(func(c *store.Conn) error {
+		l, err := f.resolveEntry(c, "mknod", path, false, syscall.EEXIST)
+		if err != nil {
+			return err
+		}
+		if l.ino != 0 {
+			return pathErr("mknod", path, syscall.EEXIST)
+		}
+		if err := f.creatable(c, "mknod", path, l); err != nil {
+			return err
+		}
+		_, err = f.newInode(c, l.parent, l.name, typ|f.applyUmask(mode), 0, rdev, time.Now())
+		return err
+	})
+}
+
+// Statfs reports usage of the filesystem.
+func (f *FS) Statfs() (FSStat, error) {
+	var s FSStat
+	err := f.read(func(c *store.Conn) error {
+		var pageSize, pages, free int64
+		if err := c.QueryRow("SELECT (SELECT page_size FROM pragma_page_size), (SELECT page_count FROM pragma_page_count), (SELECT freelist_count FROM pragma_freelist_count)").Scan(&pageSize, &pages, &free); err != nil {
+			return err
+		}
+		if err := c.QueryRow("SELECT COUNT(*), COALESCE((SELECT SUM(size) FROM fs_inode WHERE (mode & 61440) = 32768), 0) FROM fs_inode").Scan(&s.Files, &s.DataBytes); err != nil {
+			return err
+		}
+		s.DBFileBytes = pageSize * pages
+		s.BlockSize = int64(f.chunkSize)
+		// The database grows on demand: report the free space of the
+		// host filesystem it lives on as free space here.
+		var hs syscall.Statfs_t
+		hostFree := int64(0)
+		if err := syscall.Statfs(f.db.Path(), &hs); err == nil {
+			hostFree = int64(hs.Bavail) * int64(hs.Bsize)
+		}
+		used := (s.DBFileBytes - free*pageSize + s.BlockSize - 1) / s.BlockSize
+		s.BlocksFree = hostFree / s.BlockSize
+		s.Blocks = used + s.BlocksFree
+		s.FilesFree = 1 << 40
+		s.NameMax = NameMax
+		return nil
+	})
+	return s, err
+}
+
+// Access checks that path exists. The engine does not enforce permission
+// bits (it acts with the rights of its caller on the whole database); mode
+// is accepted for API compatibility.
+func (f *FS) Access(path string, mode uint32) error {
+	_, err := f.stat("access", path, true)
+	return err
+}
+
+// CopyFile copies the content and permission bits of a regular file. The
+// data is copied inside the database, without passing through memory.
+func (f *FS) CopyFile(src, dst string) error {
+	return f.write(func(c *store.Conn) error {
+		s, err := f.resolveExisting(c, "copyfile", src, true)
+		if err != nil {
+			return err
+		}
+		if s.st.IsDir() {
+			return pathErr("copyfile", src, syscall.EISDIR)
+		}
+		if !s.st.IsRegular() {
+			return pathErr("copyfile", src, syscall.EINVAL)
+		}
+		d, err := f.resolve(c, "copyfile", dst, true)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		var ino int64
+		if d.ino == 0 {
+			if err := f.creatable(c, "copyfile", dst, d); err != nil {
+				return err
+			}
+			if ino, err = f.newInode(c, d.parent, d.name, schema.ModeRegular|s.st.Perm(), s.st.Size, 0, now); err != nil {
+				return err
+			}
+		} else {
+			if d.st.IsDir() {
+				return pathErr("copyfile", dst, syscall.EISDIR)
+			}
+			if d.ino == s.ino {
+				return nil
+			}
+			ino = d.ino
+			f.dirty()
+			delete(f.inodes, ino)
+			if _, err := c.Exec("DELETE FROM fs_data WHERE ino = ?", ino); err != nil {
+				return err
+			}
+			if _, err := c.Exec("UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+				s.st.Size, now.Unix(), now.Nanosecond(), now.Unix(), now.Nanosecond(), ino); err != nil {
+				return err
+			}
+		}
+		_, err = c.Exec("INSERT INTO fs_data (ino, chunk_index, data) SELECT ?, chunk_index, data FROM fs_data WHERE ino = ?", ino, s.ino)
+		return err
+	})
+}
+
+// Walk visits path and everything below it, depth first in name order,
+// without following symlinks. fn receives the path and its attributes;
+// returning SkipDir from fn for a directory skips its contents.
+func (f *FS) Walk(root string, fn func(path string, st Stat) error) error {
+	st, err := f.Lstat(root)
+	if err != nil {
+		return err
+	}
+	return f.walk(cleanJoin(root, ""), st, fn)
+}
+
+// SkipDir tells Walk to skip the contents of a directory.
+var SkipDir = errors.New("skip this directory")
+
+func (f *FS) walk(p string, st Stat, fn func(string, Stat) error) error {
+	if err := fn(p, st); err != nil {
+		if err == SkipDir {
+			return nil
+		}
+		return err
+	}
+	if !st.IsDir() {
+		return nil
+	}
+	entries, err := f.ReaddirPlus(p)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := f.walk(cleanJoin(p, e.Name), e.Stat, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanJoin joins a directory path and a name into an absolute path.
+func cleanJoin(dir, name string) string {
+	comps := splitPath(dir)
+	if name != "" {
+		comps = append(comps, name)
+	}
+	return "/" + strings.Join(comps, "/")
+}
+
+// Paths lists every path of the filesystem, sorted; handy for tests and
+// diffs of small trees.
+func (f *FS) Paths() ([]string, error) {
+	var out []string
+	err := f.Walk("/", func(p string, _ Stat) error { out = append(out, p); return nil })
+	sort.Strings(out)
+	return out, err
+}
+
+// Sync makes every committed operation durable on disk.
+func (f *FS) Sync() error { return f.db.Sync(bg) }

@@ -9,6 +9,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
@@ -80,61 +81,100 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	dsn := "file:" + abs
-	pool, err := sql.Open("libsql", dsn)
+	db := &DB{path: abs, opts: opts}
+	pool, err := db.openPool(dsn, 1)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	pool.SetMaxOpenConns(1)
-	pool.SetMaxIdleConns(1)
-	pool.SetConnMaxLifetime(0)
-	db := &DB{path: abs, opts: opts, pool: pool}
+	db.pool = pool
 	conn, err := pool.Conn(ctx)
 	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, classify(fmt.Errorf("open %s: %w", path, err))
 	}
 	db.primary = conn
-	if err := db.configure(ctx, conn, true); err != nil {
-		conn.Close()
-		pool.Close()
-		return nil, err
+	if !opts.ReadOnly {
+		// journal_mode answers with a row; QueryRow is required by the driver.
+		var mode string
+		if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+			db.Close()
+			return nil, classify(fmt.Errorf("open %s: set WAL mode: %w", path, err))
+		}
 	}
-	readers, err := sql.Open("libsql", dsn)
+	readers, err := db.openPool(dsn, opts.Readers)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	readers.SetMaxOpenConns(opts.Readers)
-	readers.SetMaxIdleConns(opts.Readers)
 	db.readers = readers
 	return db, nil
 }
 
-func (db *DB) configure(ctx context.Context, c *sql.Conn, primary bool) error {
-	pragmas := []string{
-		fmt.Sprintf("PRAGMA busy_timeout = %d", db.opts.BusyTimeout.Milliseconds()),
+// openPool opens a pool whose every new connection gets the pragmas.
+func (db *DB) openPool(dsn string, size int) (*sql.DB, error) {
+	base, err := libsql.OpenConnector(dsn)
+	if err != nil {
+		return nil, classify(err)
 	}
-	if primary && !db.opts.ReadOnly {
-		// journal_mode answers with a row; QueryRow is required by the driver.
-		var mode string
-		if err := c.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
-			return classify(fmt.Errorf("set WAL mode on %s: %w", db.path, err))
-		}
+	p := sql.OpenDB(&connector{base: base, pragmas: db.pragmas()})
+	p.SetMaxOpenConns(size)
+	p.SetMaxIdleConns(size)
+	p.SetConnMaxLifetime(0)
+	return p, nil
+}
+
+func (db *DB) pragmas() []string {
+	p := []string{fmt.Sprintf("PRAGMA busy_timeout = %d", db.opts.BusyTimeout.Milliseconds())}
+	if db.opts.ReadOnly {
+		// The driver has no read-only open mode; query_only makes every
+		// write statement fail on this connection.
+		p = append(p, "PRAGMA query_only = ON")
 	}
 	if db.opts.Durability == DurabilityFull {
-		pragmas = append(pragmas, "PRAGMA synchronous = FULL")
+		p = append(p, "PRAGMA synchronous = FULL")
 	} else {
-		pragmas = append(pragmas, "PRAGMA synchronous = NORMAL")
+		p = append(p, "PRAGMA synchronous = NORMAL")
 	}
-	for _, p := range pragmas {
-		if _, err := c.ExecContext(ctx, p); err != nil {
-			// Some pragmas answer with a row; accept that.
-			if !strings.Contains(err.Error(), "returned rows") {
-				return classify(fmt.Errorf("%s on %s: %w", p, db.path, err))
-			}
+	return p
+}
+
+// connector applies per-connection settings, which SQLite keeps per
+// connection, to every connection the pool opens.
+type connector struct {
+	base    driver.Connector
+	pragmas []string
+}
+
+func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.base.Connect(ctx)
+	if err != nil {
+		return nil, classify(err)
+	}
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, errors.New("store: driver connection cannot execute statements")
+	}
+	for _, p := range c.pragmas {
+		if _, err := ex.ExecContext(ctx, p, nil); err != nil && !strings.Contains(err.Error(), "returned rows") {
+			conn.Close()
+			return nil, classify(fmt.Errorf("%s: %w", p, err))
 		}
 	}
-	return nil
+	return conn, nil
+}
+
+func (c *connector) Driver() driver.Driver { return c.base.Driver() }
+
+var libsql = libsqlDriver()
+
+func libsqlDriver() driver.DriverContext {
+	db, err := sql.Open("libsql", "file::memory:")
+	if err != nil {
+		panic(err) // the driver registers itself at init; cannot fail
+	}
+	defer db.Close()
+	return db.Driver().(driver.DriverContext)
 }
 
 // Path is the absolute path of the database file.

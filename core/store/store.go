@@ -391,3 +391,19 @@ func (db *DB) Raw(ctx context.Context, fn func(c *Conn) error) error {
 	}
 	return fn(&Conn{c: db.primary, ctx: ctx})
 }
+
+// CopyTo writes a consistent copy of the database to dest (VACUUM INTO),
+// from a reader connection, so writers are not blocked while it runs. dest
+// must not exist.
+func (db *DB) CopyTo(ctx context.Context, dest string) error {
+	if db.readers == nil {
+		return ErrClosed
+	}
+	conn, err := db.readers.Conn(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, "VACUUM INTO ?", dest)
+	return classify(err)
+}

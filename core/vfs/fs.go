@@ -455,3 +455,13 @@ func (f *FS) openInos() []int64 {
 	}
 	return out
 }
+
+// Invalidate drops every cached entry and attribute. Call it after
+// changing the database behind the filesystem's back on the same
+// connection (restore, repair), which PRAGMA data_version cannot see.
+func (f *FS) Invalidate() {
+	f.db.Do(bg, func(*store.Conn, bool) error { f.resetCache(); return nil })
+}
+
+// OpenInodes lists the inodes with open handles in this process.
+func (f *FS) OpenInodes() []int64 { return f.openInos() }

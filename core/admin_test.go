@@ -1,0 +1,226 @@
+package core_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/schema"
+	"github.com/agentfs-go/agentfs/core/store"
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
+
+func newAgent(t *testing.T) *core.Agent {
+	t.Helper()
+	a, err := core.Open(context.Background(), filepath.Join(t.TempDir(), "a.db"), core.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+func mustWrite(t *testing.T, a *core.Agent, p, content string) {
+	t.Helper()
+	if err := a.FS.WriteFile(p, []byte(content), vfs.WriteOptions{CreateParents: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAgent_SnapshotRestore(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t)
+	mustWrite(t, a, "/d/keep.txt", "v1")
+	if err := a.KV.Set(ctx, "k", 1); err != nil {
+		t.Fatal(err)
+	}
+	s, err := a.CreateSnapshot(ctx, "before")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Size == 0 {
+		t.Fatalf("snapshot size 0")
+	}
+	if _, err := a.CreateSnapshot(ctx, "before"); !errors.Is(err, core.ErrSnapshotExists) {
+		t.Fatalf("second CreateSnapshot error = %v, want ErrSnapshotExists", err)
+	}
+	mustWrite(t, a, "/d/keep.txt", "v2")
+	mustWrite(t, a, "/new.txt", "x")
+	if err := a.KV.Set(ctx, "k", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RestoreSnapshot(ctx, "before"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.FS.ReadFile("/d/keep.txt")
+	if err != nil || string(got) != "v1" {
+		t.Fatalf("after restore ReadFile = %q, %v; want v1", got, err)
+	}
+	if _, err := a.FS.Stat("/new.txt"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("after restore Stat(/new.txt) err = %v, want not exist", err)
+	}
+	var k int
+	if err := a.KV.Get(ctx, "k", &k); err != nil || k != 1 {
+		t.Fatalf("after restore kv k = %d, %v; want 1", k, err)
+	}
+	list, err := a.Snapshots(ctx)
+	if err != nil || len(list) != 1 || list[0].Name != "before" {
+		t.Fatalf("Snapshots = %+v, %v; want [before]", list, err)
+	}
+	if err := a.RestoreSnapshot(ctx, "nope"); !errors.Is(err, core.ErrSnapshotNotFound) {
+		t.Fatalf("RestoreSnapshot(nope) = %v, want ErrSnapshotNotFound", err)
+	}
+	// Writes after a restore work and new inodes do not collide.
+	mustWrite(t, a, "/after.txt", "ok")
+	rep, err := a.Fsck(ctx, false)
+	if err != nil || !rep.Clean() {
+		t.Fatalf("fsck after restore: %+v, %v", rep, err)
+	}
+}
+
+func TestAgent_FsckFindsAndRepairs(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t)
+	mustWrite(t, a, "/a/f.txt", strings.Repeat("x", 10000))
+	rep, err := a.Fsck(ctx, false)
+	if err != nil || !rep.Clean() {
+		t.Fatalf("fresh fsck = %+v, %v", rep, err)
+	}
+	// Damage: an orphan inode with data, a wrong nlink, a chunk beyond EOF.
+	err = a.DB.Write(ctx, func(c *store.Conn, _ bool) error {
+		for _, q := range []string{
+			"INSERT INTO fs_inode (ino, mode, nlink, size, atime, mtime, ctime) VALUES (999, 33188, 1, 3, 0, 0, 0)",
+			"INSERT INTO fs_data (ino, chunk_index, data) VALUES (999, 0, x'616263')",
+			"UPDATE fs_inode SET nlink = 5 WHERE ino = (SELECT ino FROM fs_dentry WHERE name = 'f.txt')",
+			"INSERT INTO fs_data (ino, chunk_index, data) SELECT ino, 50, x'00' FROM fs_dentry WHERE name = 'f.txt'",
+		} {
+			if _, err := c.Exec(q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = a.Fsck(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]bool{}
+	for _, p := range rep.Problems {
+		rules[p.Rule] = true
+	}
+	for _, want := range []string{"orphan", "nlink", "chunk-beyond-size"} {
+		if !rules[want] {
+			t.Errorf("fsck did not report %s; got %+v", want, rep.Problems)
+		}
+	}
+	rep, err = a.Fsck(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Clean() || rep.Repaired == 0 {
+		t.Fatalf("after repair: %+v", rep)
+	}
+	got, err := a.FS.ReadFile("/a/f.txt")
+	if err != nil || len(got) != 10000 {
+		t.Fatalf("file after repair: len %d, %v", len(got), err)
+	}
+}
+
+// oldLayout creates a database in an AgentFS layout older than 0.4.
+func oldLayout(t *testing.T, version string) string {
+	t.Helper()
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "old.db")
+	db, err := store.Open(ctx, p, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	inode := `CREATE TABLE fs_inode (ino INTEGER PRIMARY KEY AUTOINCREMENT, mode INTEGER NOT NULL, uid INTEGER NOT NULL DEFAULT 0, gid INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL DEFAULT 0, atime INTEGER NOT NULL, mtime INTEGER NOT NULL, ctime INTEGER NOT NULL)`
+	if version == "0.2" {
+		inode = `CREATE TABLE fs_inode (ino INTEGER PRIMARY KEY AUTOINCREMENT, mode INTEGER NOT NULL, nlink INTEGER NOT NULL DEFAULT 0, uid INTEGER NOT NULL DEFAULT 0, gid INTEGER NOT NULL DEFAULT 0, size INTEGER NOT NULL DEFAULT 0, atime INTEGER NOT NULL, mtime INTEGER NOT NULL, ctime INTEGER NOT NULL)`
+	}
+	nl, nl1 := "", ""
+	if version == "0.2" {
+		nl, nl1 = ", nlink", ", 1"
+	}
+	err = db.Write(ctx, func(c *store.Conn, _ bool) error {
+		for _, q := range []string{
+			`CREATE TABLE fs_config (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+			inode,
+			`CREATE TABLE fs_dentry (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, parent_ino INTEGER NOT NULL, ino INTEGER NOT NULL, UNIQUE(parent_ino, name))`,
+			`CREATE TABLE fs_data (ino INTEGER NOT NULL, chunk_index INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (ino, chunk_index))`,
+			`CREATE TABLE fs_symlink (ino INTEGER PRIMARY KEY, target TEXT NOT NULL)`,
+			`INSERT INTO fs_config VALUES ('chunk_size', '4096')`,
+			`INSERT INTO fs_inode (ino, mode` + nl + `, size, atime, mtime, ctime) VALUES (1, 16877` + nl1 + `, 0, 1, 1, 1)`,
+			`INSERT INTO fs_inode (ino, mode` + nl + `, size, atime, mtime, ctime) VALUES (2, 33188` + nl1 + `, 5, 1, 1, 1)`,
+			`INSERT INTO fs_dentry (name, parent_ino, ino) VALUES ('hello.txt', 1, 2)`,
+			`INSERT INTO fs_data VALUES (2, 0, x'68656c6c6f')`,
+		} {
+			if _, err := c.Exec(q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMigrate_OldLayouts(t *testing.T) {
+	ctx := context.Background()
+	for _, v := range []string{"0.0", "0.2"} {
+		t.Run(v, func(t *testing.T) {
+			p := oldLayout(t, v)
+			if _, err := core.Open(ctx, p, core.Options{}); !errors.Is(err, schema.ErrNeedsMigration) {
+				t.Fatalf("Open of %s layout: err = %v, want ErrNeedsMigration", v, err)
+			}
+			res, err := core.Migrate(ctx, p, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.From.AgentFSVersion != v || len(res.Steps) == 0 || res.Backup != "" {
+				t.Fatalf("dry run = %+v", res)
+			}
+			if _, err := core.Open(ctx, p, core.Options{}); !errors.Is(err, schema.ErrNeedsMigration) {
+				t.Fatalf("dry run changed the database: %v", err)
+			}
+			res, err = core.Migrate(ctx, p, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(res.Backup); err != nil {
+				t.Fatalf("backup missing: %v", err)
+			}
+			a, err := core.Open(ctx, p, core.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			got, err := a.FS.ReadFile("/hello.txt")
+			if err != nil || string(got) != "hello" {
+				t.Fatalf("ReadFile after migrate = %q, %v", got, err)
+			}
+			st, err := a.FS.Stat("/hello.txt")
+			if err != nil || st.Nlink != 1 {
+				t.Fatalf("Stat after migrate = %+v, %v; want nlink 1", st, err)
+			}
+			if rep, err := a.Fsck(ctx, false); err != nil || !rep.Clean() {
+				t.Fatalf("fsck after migrate = %+v, %v", rep, err)
+			}
+			res, err = core.Migrate(ctx, p, false)
+			if err != nil || len(res.Steps) != 0 {
+				t.Fatalf("second migrate = %+v, %v; want no steps", res, err)
+			}
+		})
+	}
+}

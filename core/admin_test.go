@@ -224,3 +224,34 @@ func TestMigrate_OldLayouts(t *testing.T) {
 		})
 	}
 }
+
+// The prefix listing of the kv store must be a range scan of the primary
+// key index, not a LIKE scan of the table.
+func TestKV_ListIsRangeScan(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t)
+	var plan []string
+	err := a.DB.Do(ctx, func(c *store.Conn, _ bool) error {
+		rows, err := c.Query("EXPLAIN QUERY PLAN SELECT CAST(key AS BLOB), CAST(value AS BLOB) FROM kv_store WHERE key >= ? AND key < CAST(? AS TEXT) ORDER BY key", "user:", []byte("user;"))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, parent, notused int64
+			var detail []byte
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				return err
+			}
+			plan = append(plan, string(detail))
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(plan, "; ")
+	if !strings.Contains(got, "SEARCH kv_store USING INDEX") || !strings.Contains(got, "key>? AND key<?") {
+		t.Fatalf("query plan = %q, want a SEARCH on the key index with a range", got)
+	}
+}

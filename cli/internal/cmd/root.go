@@ -72,6 +72,8 @@ compatible with Turso's AgentFS (specification 0.4).`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitError{code: 2, msg: fmt.Sprintf("%v\n  Try: %s --help", err, c.CommandPath())}
 	})
+	root.PersistentFlags().StringVar(&durability, "durability", envOr("AGENTFS_DURABILITY", "normal"),
+		"commit durability: normal (atomic, survives process crashes) or full (fsync every commit, survives power loss)")
 	for _, add := range commands {
 		root.AddCommand(add())
 	}
@@ -88,7 +90,32 @@ func openAgent(cmd *cobra.Command, idOrPath string) (*core.Agent, error) {
 	return openAgentWith(cmd, idOrPath, core.Options{})
 }
 
+// durability is the value of the global --durability flag.
+var durability string
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func durabilityOption() (store.Durability, error) {
+	switch durability {
+	case "normal", "":
+		return store.DurabilityNormal, nil
+	case "full":
+		return store.DurabilityFull, nil
+	}
+	return 0, userError{msg: fmt.Sprintf("unknown durability %q", durability), hint: "--durability normal or --durability full"}
+}
+
 func openAgentWith(cmd *cobra.Command, idOrPath string, opts core.Options) (*core.Agent, error) {
+	d, err := durabilityOption()
+	if err != nil {
+		return nil, err
+	}
+	opts.Durability = d
 	path := core.ResolveIDOrPath(idOrPath)
 	a, err := core.Open(cmd.Context(), path, opts)
 	if err != nil {

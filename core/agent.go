@@ -87,10 +87,13 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 	}
 	switch {
 	case info.Current():
+	case info.AgentFSVersion == "" && info.OtherTables:
+		return fmt.Errorf("open %s: %w", a.DB.Path(), ErrNotAgentFS)
+	case info.AgentFSVersion == "" && (info.OtherTables || !opts.Create || opts.ReadOnly):
+		return fmt.Errorf("open %s: %w", a.DB.Path(), ErrNotAgentFS)
+	case info.AgentFSVersion != "" && schema.Newer(info.AgentFSVersion):
+		return fmt.Errorf("open %s: %w (AgentFS %s); upgrade agentfs", a.DB.Path(), schema.ErrTooNew, info.AgentFSVersion)
 	case info.AgentFSVersion == "":
-		if opts.ReadOnly {
-			return fmt.Errorf("open %s: the file holds no AgentFS database", a.DB.Path())
-		}
 		err = a.DB.Write(ctx, func(c *store.Conn, _ bool) error { return schema.Create(c, opts.ChunkSize) })
 		if err != nil {
 			return err
@@ -112,12 +115,25 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 	default:
 		return fmt.Errorf("open %s: %w: it has AgentFS layout %s, this build uses %s", a.DB.Path(), schema.ErrNeedsMigration, info.AgentFSVersion, schema.AgentFSVersion)
 	}
-	return a.DB.Do(ctx, func(c *store.Conn, _ bool) error {
+	err = a.DB.Do(ctx, func(c *store.Conn, _ bool) error {
 		var err error
 		a.Info, err = schema.Inspect(c)
 		return err
 	})
+	if err == nil && a.Info.OverlayBase != "" && !opts.ReadOnly {
+		// Writing the delta layer as a plain filesystem would skip
+		// whiteouts and copy-up; only the overlay may write it.
+		return fmt.Errorf("open %s: %w (base directory %s)", a.DB.Path(), ErrOverlay, a.Info.OverlayBase)
+	}
+	return err
 }
+
+// ErrNotAgentFS is returned for a file that is not an AgentFS database.
+var ErrNotAgentFS = errors.New("not an AgentFS database (it has other tables, or is empty and Create was not set)")
+
+// ErrOverlay is returned when opening an overlay delta database for
+// writing as a plain filesystem.
+var ErrOverlay = errors.New("database is the delta layer of an overlay; open it read-only or through the overlay")
 
 // Close closes the database.
 func (a *Agent) Close() error { return a.DB.Close() }
@@ -153,3 +169,7 @@ func ResolveIDOrPath(s string) string {
 	}
 	return s
 }
+
+// Checkpoint moves every committed change from the WAL into the database
+// file and empties the WAL, so the file can be copied on its own.
+func (a *Agent) Checkpoint(ctx context.Context) error { return a.DB.Checkpoint(ctx) }

@@ -79,6 +79,12 @@ func fsckRules(chunkSize int) []rule {
 		{name: "chunk-beyond-size", query: `SELECT f.ino, 'chunk ' || f.chunk_index || ' of inode ' || f.ino || ' lies beyond the file size ' || i.size
 			FROM fs_data f JOIN fs_inode i ON i.ino = f.ino WHERE f.chunk_index * ` + cs + ` >= i.size`,
 			repair: []string{`DELETE FROM fs_data WHERE rowid IN (SELECT f.rowid FROM fs_data f JOIN fs_inode i ON i.ino = f.ino WHERE f.chunk_index * ` + cs + ` >= i.size)`}},
+		{name: "chunk-past-size", query: `SELECT f.ino, 'chunk ' || f.chunk_index || ' of inode ' || f.ino || ' holds bytes past the file size ' || i.size
+			FROM fs_data f JOIN fs_inode i ON i.ino = f.ino WHERE f.chunk_index * ` + cs + ` < i.size AND f.chunk_index * ` + cs + ` + length(f.data) > i.size`,
+			repair: []string{`UPDATE fs_data SET data = substr(data, 1, (SELECT i.size FROM fs_inode i WHERE i.ino = fs_data.ino) - chunk_index * ` + cs + `)
+				WHERE rowid IN (SELECT f.rowid FROM fs_data f JOIN fs_inode i ON i.ino = f.ino WHERE f.chunk_index * ` + cs + ` < i.size AND f.chunk_index * ` + cs + ` + length(f.data) > i.size)`}},
+		{name: "name", query: `SELECT id, 'entry ' || quote(name) || ' in directory ' || parent_ino || ' is not a valid name (empty, ".", "..", "/", NUL or over 255 bytes)'
+			FROM fs_dentry WHERE name = '' OR name = '.' OR name = '..' OR instr(name, '/') > 0 OR instr(CAST(name AS BLOB), x'00') > 0 OR length(CAST(name AS BLOB)) > 255`},
 		{name: "symlink-target", query: `SELECT i.ino, 'symlink inode ' || i.ino || ' has no target' FROM fs_inode i
 			WHERE ` + isLnk("i.") + ` AND NOT EXISTS (SELECT 1 FROM fs_symlink s WHERE s.ino = i.ino)`},
 		{name: "symlink-owner", query: `SELECT s.ino, 'symlink target row for inode ' || s.ino || ' belongs to no symlink'
@@ -94,7 +100,10 @@ func fsckRules(chunkSize int) []rule {
 		{name: "tool-status", query: `SELECT id, 'tool call ' || id || ' has status ' || quote(status) FROM tool_calls WHERE status NOT IN ('pending', 'success', 'error')`},
 		{name: "tool-pending", query: `SELECT id, 'tool call ' || id || ' is pending but has a completion time' FROM tool_calls WHERE status = 'pending' AND completed_at IS NOT NULL`},
 		{name: "config", query: `SELECT 0, 'fs_config has no valid chunk_size' WHERE NOT EXISTS (SELECT 1 FROM fs_config WHERE key = 'chunk_size' AND CAST(value AS INTEGER) > 0)`,
-			repair: []string{`INSERT OR REPLACE INTO fs_config (key, value) VALUES ('chunk_size', '` + fmt.Sprint(schema.DefaultChunkSize) + `')`}},
+			// Without a recorded size, the longest stored chunk is the best
+			// evidence of the size the data was written with.
+			repair: []string{`INSERT OR REPLACE INTO fs_config (key, value) VALUES ('chunk_size',
+				CAST(COALESCE((SELECT MAX(length(data)) FROM fs_data), ` + fmt.Sprint(schema.DefaultChunkSize) + `) AS TEXT))`}},
 	}
 }
 

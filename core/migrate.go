@@ -26,7 +26,7 @@ func Migrate(ctx context.Context, path string, dryRun bool) (*MigrationResult, e
 	if _, err := os.Stat(path); err != nil {
 		return nil, &fs.PathError{Op: "migrate", Path: path, Err: syscall.ENOENT}
 	}
-	db, err := store.Open(ctx, path, store.Options{})
+	db, err := store.Open(ctx, path, store.Options{ReadOnly: dryRun})
 	if err != nil {
 		return nil, err
 	}

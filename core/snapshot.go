@@ -159,6 +159,13 @@ func (a *Agent) RestoreSnapshot(ctx context.Context, name string) error {
 			return err
 		}
 		defer c.Exec("DETACH DATABASE snap")
+		var cs int
+		if err := c.QueryRow("SELECT CAST(value AS INTEGER) FROM snap.fs_config WHERE key = 'chunk_size'").Scan(&cs); err != nil {
+			return fmt.Errorf("snapshot %s is not an AgentFS database: %w", name, err)
+		}
+		if cs != a.FS.ChunkSize() {
+			return fmt.Errorf("snapshot %s has chunk size %d, the database %d: restore it by copying the file instead", name, cs, a.FS.ChunkSize())
+		}
 		if _, err := c.Exec("BEGIN IMMEDIATE"); err != nil {
 			return err
 		}

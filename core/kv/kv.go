@@ -77,7 +77,7 @@ func (s *Store) Set(ctx context.Context, key string, v any) error {
 // GetJSON returns the JSON text stored under key, or ErrNotFound.
 func (s *Store) GetJSON(ctx context.Context, key string) (json.RawMessage, error) {
 	var v []byte
-	err := s.db.Do(ctx, func(c *store.Conn, _ bool) error {
+	err := s.db.Query(ctx, func(c *store.Conn) error {
 		return c.QueryRow("SELECT CAST(value AS BLOB) FROM kv_store WHERE key = ?", key).Scan(&v)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -131,7 +131,7 @@ func (s *Store) List(ctx context.Context, prefix string, limit int) ([]Entry, er
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
 	var out []Entry
-	err := s.db.Do(ctx, func(c *store.Conn, _ bool) error {
+	err := s.db.Query(ctx, func(c *store.Conn) error {
 		rows, err := c.Query(q, args...)
 		if err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentfs-go/agentfs/core/store"
@@ -152,6 +153,13 @@ type Info struct {
 	// FormatVersion is this project's extension version (0: none yet).
 	FormatVersion int
 	ChunkSize     int
+	// SchemaVersion is fs_config.schema_version as written ("" if absent).
+	SchemaVersion string
+	// OverlayBase is fs_overlay_config.base_path: set when the database is
+	// the delta layer of an overlay over a host directory.
+	OverlayBase string
+	// OtherTables reports tables that are not AgentFS's (a foreign file).
+	OtherTables bool
 }
 
 // Current reports whether the database can be used without migrating.
@@ -173,6 +181,11 @@ func Inspect(c *store.Conn) (Info, error) {
 		return info, err
 	}
 	if !tables["fs_inode"] {
+		for t := range tables {
+			if !strings.HasPrefix(t, "sqlite_") {
+				info.OtherTables = true
+			}
+		}
 		return info, nil
 	}
 	cols, err := columns(c, "fs_inode")
@@ -199,6 +212,27 @@ func Inspect(c *store.Conn) (Info, error) {
 	if info.ChunkSize <= 0 {
 		info.ChunkSize = DefaultChunkSize
 	}
+	if tables["fs_config"] {
+		var v []byte
+		err := c.QueryRow("SELECT CAST(value AS BLOB) FROM fs_config WHERE key = 'schema_version'").Scan(&v)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return info, err
+		}
+		info.SchemaVersion = string(v)
+		if newerThan(info.SchemaVersion, AgentFSVersion) {
+			// Columns alone cannot tell a future layout apart: trust the
+			// version the writer recorded.
+			info.AgentFSVersion = info.SchemaVersion
+		}
+	}
+	if tables["fs_overlay_config"] {
+		var v []byte
+		err := c.QueryRow("SELECT CAST(value AS BLOB) FROM fs_overlay_config WHERE key = 'base_path'").Scan(&v)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return info, err
+		}
+		info.OverlayBase = string(v)
+	}
 	if tables["agentfs_meta"] {
 		var v string
 		err := c.QueryRow("SELECT CAST(value AS BLOB) FROM agentfs_meta WHERE key = 'format_version'").Scan(&v)
@@ -209,6 +243,24 @@ func Inspect(c *store.Conn) (Info, error) {
 		}
 	}
 	return info, nil
+}
+
+// newerThan compares dotted versions numerically ("0.10" > "0.4").
+func newerThan(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) || i < len(pb); i++ {
+		var x, y int
+		if i < len(pa) {
+			x, _ = strconv.Atoi(pa[i])
+		}
+		if i < len(pb) {
+			y, _ = strconv.Atoi(pb[i])
+		}
+		if x != y {
+			return x > y
+		}
+	}
+	return false
 }
 
 // Create makes a fresh database: every table, the root directory, the
@@ -275,7 +327,7 @@ func Plan(info Info) ([]Step, error) {
 	}
 	if v == "0.2" {
 		steps = append(steps, Step{From: "0.2", To: "0.4",
-			Description: "add fs_inode.rdev and nanosecond timestamp columns; add overlay tables",
+			Description: "add fs_inode.rdev and the nanosecond timestamp columns",
 			run: func(c *store.Conn) error {
 				cols, err := columns(c, "fs_inode")
 				if err != nil {
@@ -301,7 +353,7 @@ func Plan(info Info) ([]Step, error) {
 	}
 	if info.FormatVersion < FormatVersion || len(steps) > 0 {
 		steps = append(steps, Step{From: fmt.Sprintf("agentfs-go format %d", info.FormatVersion), To: fmt.Sprintf("agentfs-go format %d", FormatVersion),
-			Description: "create missing tables (extended attributes, snapshots, metadata) and record versions",
+			Description: "create missing tables (overlay, extended attributes, snapshots, metadata) and record the versions",
 			run: func(c *store.Conn) error {
 				for _, q := range append(append([]string{}, base...), extensions...) {
 					if _, err := c.Exec(q); err != nil {
@@ -367,3 +419,6 @@ func columns(c *store.Conn, table string) (map[string]bool, error) {
 	}
 	return m, rows.Err()
 }
+
+// Newer reports whether an AgentFS version is newer than this build's.
+func Newer(v string) bool { return newerThan(v, AgentFSVersion) }

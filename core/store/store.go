@@ -231,21 +231,36 @@ func (c *Conn) Query(query string, args ...any) (*sql.Rows, error) {
 // Context is the context of the running operation.
 func (c *Conn) Context() context.Context { return c.ctx }
 
-// Do runs fn on the primary connection without a transaction. It reports
-// whether another connection changed the database since the previous call
-// (external=true), so callers can drop caches first.
+// Do runs fn on the primary connection inside a read transaction, so all
+// of fn's queries see one snapshot even while other processes commit. It
+// reports whether another connection changed the database since the
+// previous call (external=true), so callers can drop caches first.
 func (db *DB) Do(ctx context.Context, fn func(c *Conn, external bool) error) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.primary == nil {
 		return ErrClosed
 	}
-	c := &Conn{c: db.primary, ctx: ctx}
+	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx)}
+	if _, err := c.c.ExecContext(c.ctx, "BEGIN"); err != nil {
+		return classify(err)
+	}
+	defer c.c.ExecContext(c.ctx, "COMMIT")
+	// The pragma is the first read: it opens the snapshot that the rest of
+	// fn reads, and reports changes committed before it.
 	ext, err := db.checkDataVersion(c)
 	if err != nil {
 		return err
 	}
 	return fn(c, ext)
+}
+
+// Locked runs fn while holding the primary connection's lock, without
+// touching the database: for state that lives beside the connection.
+func (db *DB) Locked(fn func()) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	fn()
 }
 
 // Write runs fn in one write transaction (BEGIN IMMEDIATE) on the primary
@@ -340,7 +355,7 @@ func (db *DB) Read(ctx context.Context, fn func(c *Conn) error) error {
 
 // Sync forces the WAL to disk (fsync), whatever the durability mode.
 func (db *DB) Sync(ctx context.Context) error {
-	return db.Do(ctx, func(c *Conn, _ bool) error {
+	return db.Raw(ctx, func(c *Conn) error {
 		var a, b, d int64
 		err := c.QueryRow("PRAGMA wal_checkpoint(FULL)").Scan(&a, &b, &d)
 		return classify(err)
@@ -406,4 +421,35 @@ func (db *DB) CopyTo(ctx context.Context, dest string) error {
 	defer conn.Close()
 	_, err = conn.ExecContext(ctx, "VACUUM INTO ?", dest)
 	return classify(err)
+}
+
+// Query runs fn on a reader connection without a transaction: for reads
+// of one statement (atomic on their own) that need no cache, such as the
+// key-value store and the tool-call log. They run in parallel with the
+// writer and with each other.
+func (db *DB) Query(ctx context.Context, fn func(c *Conn) error) error {
+	if db.readers == nil {
+		return ErrClosed
+	}
+	conn, err := db.readers.Conn(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer conn.Close()
+	return fn(&Conn{c: conn, ctx: ctx})
+}
+
+// Checkpoint copies the WAL into the database file and truncates the WAL
+// to zero bytes, so the database file alone is complete.
+func (db *DB) Checkpoint(ctx context.Context) error {
+	return db.Raw(ctx, func(c *Conn) error {
+		var busy, logFrames, done int64
+		if err := c.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
+			return classify(err)
+		}
+		if busy != 0 {
+			return fmt.Errorf("%w: checkpoint could not complete while other connections read", ErrBusy)
+		}
+		return nil
+	})
 }

@@ -77,7 +77,7 @@ func (l *Log) Start(ctx context.Context, name string, params json.RawMessage) (i
 			name, p, now.Unix()).Scan(&id)
 	})
 	if err == nil {
-		l.db.Do(ctx, func(*store.Conn, bool) error { l.starts[id] = now; return nil })
+		l.db.Locked(func() { l.starts[id] = now })
 	}
 	return id, err
 }
@@ -185,7 +185,7 @@ func scanCall(r interface{ Scan(...any) error }) (Call, error) {
 // Get returns one call.
 func (l *Log) Get(ctx context.Context, id int64) (Call, error) {
 	var c Call
-	err := l.db.Do(ctx, func(conn *store.Conn, _ bool) error {
+	err := l.db.Query(ctx, func(conn *store.Conn) error {
 		var err error
 		c, err = scanCall(conn.QueryRow("SELECT "+cols+" FROM tool_calls WHERE id = ?", id))
 		return err
@@ -246,7 +246,7 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Call, error) {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
 	var out []Call
-	err := l.db.Do(ctx, func(c *store.Conn, _ bool) error {
+	err := l.db.Query(ctx, func(c *store.Conn) error {
 		rows, err := c.Query(q, args...)
 		if err != nil {
 			return err
@@ -277,7 +277,7 @@ type Stats struct {
 // Stats returns per-tool counts and average durations, by name.
 func (l *Log) Stats(ctx context.Context) ([]Stats, error) {
 	var out []Stats
-	err := l.db.Do(ctx, func(c *store.Conn, _ bool) error {
+	err := l.db.Query(ctx, func(c *store.Conn) error {
 		rows, err := c.Query(`SELECT CAST(name AS BLOB), COUNT(*),
 			SUM(status = 'success'), SUM(status = 'error'), SUM(status = 'pending'),
 			COALESCE(AVG(duration_ms), 0)

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"io/fs"
 	"syscall"
 )
@@ -27,16 +28,14 @@ func errnoOf(err error) syscall.Errno {
 
 // Errno returns the POSIX error number carried by err, or 0 when err is
 // not a filesystem error (for example a database failure).
+//
+// It uses errors.As so that errors joined with errors.Join or wrapped by
+// fmt.Errorf with several %w verbs (Unwrap() []error) are searched too; a
+// plain walk of the single-Unwrap chain missed those.
 func Errno(err error) syscall.Errno {
-	for err != nil {
-		if e := errnoOf(err); e != 0 {
-			return e
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return 0
-		}
-		err = u.Unwrap()
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return e
 	}
 	return 0
 }

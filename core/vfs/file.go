@@ -38,7 +38,11 @@ func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
 	var ino int64
 	op := func(c *store.Conn) error {
 		now := time.Now()
-		follow := flags&syscall.O_NOFOLLOW == 0
+		// O_CREAT|O_EXCL never follows a final symlink: even a dangling
+		// one makes the open fail with EEXIST (open(2)), instead of
+		// creating the link's target.
+		excl := flags&os.O_CREATE != 0 && flags&os.O_EXCL != 0
+		follow := flags&syscall.O_NOFOLLOW == 0 && !excl
 		l, err := f.resolve(c, "open", path, follow)
 		if err != nil {
 			return err
@@ -53,7 +57,7 @@ func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
 			ino, err = f.newInode(c, l.parent, l.name, schema.ModeRegular|f.applyUmask(perm), 0, 0, now)
 			return err
 		}
-		if flags&os.O_CREATE != 0 && flags&os.O_EXCL != 0 {
+		if excl {
 			return pathErr("open", path, syscall.EEXIST)
 		}
 		if l.st.IsSymlink() {
@@ -71,18 +75,36 @@ func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
 		}
 		return nil
 	}
+	// The handle is registered while the database lock is still held:
+	// registered after it, an Unlink running in between saw the inode as
+	// not open and purged it, and the new handle failed with ESTALE.
+	registered := false
+	register := func(c *store.Conn) error {
+		if err := op(c); err != nil {
+			return err
+		}
+		f.openMu.Lock()
+		f.open[ino]++
+		f.openMu.Unlock()
+		registered = true
+		return nil
+	}
 	var err error
 	if flags&(os.O_CREATE|os.O_TRUNC) != 0 {
-		err = f.write(op)
+		err = f.write(register)
 	} else {
-		err = f.read(op)
+		err = f.read(register)
 	}
 	if err != nil {
+		if registered { // the commit failed after op succeeded
+			f.openMu.Lock()
+			if f.open[ino]--; f.open[ino] <= 0 {
+				delete(f.open, ino)
+			}
+			f.openMu.Unlock()
+		}
 		return nil, err
 	}
-	f.openMu.Lock()
-	f.open[ino]++
-	f.openMu.Unlock()
 	return &File{fs: f, ino: ino, path: path, flags: flags}, nil
 }
 

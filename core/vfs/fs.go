@@ -46,6 +46,11 @@ type FS struct {
 	links    map[int64]string
 	txnDirty bool // the current write transaction changed cached state
 
+	// dataVersion is PRAGMA data_version of the primary connection when
+	// the caches were last known coherent (see refresh).
+	dataVersion int64
+	dvKnown     bool
+
 	openMu sync.Mutex
 	open   map[int64]int // open handles per inode (unlinked-but-open files)
 }
@@ -76,11 +81,34 @@ func (f *FS) resetCache() {
 	f.links = make(map[int64]string)
 }
 
+// refresh drops the caches when another connection (another process, or
+// another Agent on the same file) committed since they were filled.
+//
+// The store's external flag alone is not enough: the store keeps one
+// data_version for every user of the connection, so a KV or tool-call
+// operation that ran after the foreign commit consumed the flag and the
+// next filesystem operation saw external=false, served stale entries and
+// attributes, and could even write with a stale size (an append after
+// another process rewrote the file truncated its data). The filesystem
+// therefore tracks data_version itself; the pragma is cheap and our own
+// commits on this connection do not change it.
+func (f *FS) refresh(c *store.Conn, external bool) error {
+	var v int64
+	if err := c.QueryRow("PRAGMA data_version").Scan(&v); err != nil {
+		return err
+	}
+	if external || !f.dvKnown || v != f.dataVersion || len(f.dentries)+len(f.inodes) > cacheLimit {
+		f.resetCache()
+	}
+	f.dataVersion, f.dvKnown = v, true
+	return nil
+}
+
 // read runs fn on the primary connection with coherent caches.
 func (f *FS) read(c func(c *store.Conn) error) error {
 	return f.db.Do(bg, func(conn *store.Conn, external bool) error {
-		if external || len(f.dentries)+len(f.inodes) > cacheLimit {
-			f.resetCache()
+		if err := f.refresh(conn, external); err != nil {
+			return err
 		}
 		return c(conn)
 	})
@@ -91,8 +119,8 @@ func (f *FS) read(c func(c *store.Conn) error) error {
 // because the rollback undid what they learnt.
 func (f *FS) write(fn func(c *store.Conn) error) error {
 	err := f.db.Write(bg, func(conn *store.Conn, external bool) error {
-		if external || len(f.dentries)+len(f.inodes) > cacheLimit {
-			f.resetCache()
+		if err := f.refresh(conn, external); err != nil {
+			return err
 		}
 		f.txnDirty = false
 		err := fn(conn)
@@ -104,7 +132,7 @@ func (f *FS) write(fn func(c *store.Conn) error) error {
 	if err != nil && errnoOf(err) == 0 {
 		// The commit itself failed (disk full, I/O): nothing we cached
 		// during the transaction can be trusted.
-		f.db.Do(bg, func(*store.Conn, bool) error { f.resetCache(); return nil })
+		f.db.Locked(f.resetCache)
 	}
 	return err
 }
@@ -205,6 +233,14 @@ type loc struct {
 // final component does not exist, loc.ino is 0 and parent/name say where
 // it would be created; a missing directory before it is ENOENT.
 func (f *FS) resolve(c *store.Conn, op, path string, follow bool) (loc, error) {
+	return f.resolvePath(c, op, path, follow, true)
+}
+
+// resolvePath is resolve. With slashFollows false, a trailing slash does
+// not make a final symlink be followed and a final non-directory is
+// returned without the ENOTDIR check: resolveEntry uses that to act on the
+// entry named by the path, never on what a symlink points to.
+func (f *FS) resolvePath(c *store.Conn, op, path string, follow, slashFollows bool) (loc, error) {
 	if err := checkPath(op, path); err != nil {
 		return loc{}, err
 	}
@@ -252,7 +288,7 @@ func (f *FS) resolve(c *store.Conn, op, path string, follow bool) (loc, error) {
 		if err != nil {
 			return loc{}, err
 		}
-		if st.IsSymlink() && (!last || follow || mustDir) {
+		if st.IsSymlink() && (!last || follow || (mustDir && slashFollows)) {
 			hops++
 			if hops > SymlinkMax {
 				return loc{}, pathErr(op, path, syscall.ELOOP)
@@ -292,7 +328,7 @@ func (f *FS) resolve(c *store.Conn, op, path string, follow bool) (loc, error) {
 		}
 		cur.st = st
 	}
-	if mustDir && cur.ino != 0 && !cur.st.IsDir() {
+	if mustDir && slashFollows && cur.ino != 0 && !cur.st.IsDir() {
 		return loc{}, pathErr(op, path, syscall.ENOTDIR)
 	}
 	return cur, nil
@@ -316,17 +352,33 @@ func (f *FS) resolveExisting(c *store.Conn, op, path string, follow bool) (loc, 
 }
 
 // resolveEntry resolves a path whose final component names an entry to
-// create, remove or rename: "/", "." and ".." are refused with errno.
+// create, remove or rename: "/", "." and ".." are refused with errno
+// (EBUSY instead of EINVAL for the root).
+//
+// The final entry is never followed when it is a symlink, even when the
+// path ends with a slash: rmdir("link/"), unlink("link/"),
+// rename("link/", x) and RemoveAll("link/") used to act on the directory
+// the link points to (removing or moving it); as on Linux they now fail
+// with ENOTDIR, and mkdir("dangling-link/") fails with EEXIST instead of
+// creating the link's target. An existing non-directory named with a
+// trailing slash is ENOTDIR, or EEXIST for the creating operations
+// (special == EEXIST).
 func (f *FS) resolveEntry(c *store.Conn, op, path string, follow bool, special syscall.Errno) (loc, error) {
-	l, err := f.resolve(c, op, path, follow)
+	l, err := f.resolvePath(c, op, path, follow, false)
 	if err != nil {
 		return l, err
 	}
 	if l.parent == 0 || l.name == "." || l.name == ".." {
-		if l.ino == schema.RootIno && special == syscall.EINVAL && op != "rename" {
+		if l.ino == schema.RootIno && special == syscall.EINVAL {
 			return l, pathErr(op, path, syscall.EBUSY)
 		}
 		return l, pathErr(op, path, special)
+	}
+	if l.ino != 0 && !l.st.IsDir() && strings.HasSuffix(path, "/") {
+		if special == syscall.EEXIST {
+			return l, pathErr(op, path, syscall.EEXIST)
+		}
+		return l, pathErr(op, path, syscall.ENOTDIR)
 	}
 	return l, nil
 }
@@ -465,7 +517,7 @@ func (f *FS) openInos() []int64 {
 // changing the database behind the filesystem's back on the same
 // connection (restore, repair), which PRAGMA data_version cannot see.
 func (f *FS) Invalidate() {
-	f.db.Do(bg, func(*store.Conn, bool) error { f.resetCache(); return nil })
+	f.db.Locked(f.resetCache)
 }
 
 // OpenInodes lists the inodes with open handles in this process.

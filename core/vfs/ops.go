@@ -130,7 +130,9 @@ func (f *FS) WriteFile(path string, data []byte, opts WriteOptions) error {
 				}
 			}
 		}
-		l, err := f.resolve(c, "open", path, true)
+		// Exclusive is O_CREAT|O_EXCL: a final symlink is not followed,
+		// so an existing (even dangling) link fails with EEXIST.
+		l, err := f.resolve(c, "open", path, !opts.Exclusive)
 		if err != nil {
 			return err
 		}
@@ -166,7 +168,12 @@ func (f *FS) creatable(c *store.Conn, op, path string, l loc) error {
 		return pathErr(op, path, syscall.EISDIR)
 	}
 	if strings.HasSuffix(path, "/") {
-		return pathErr(op, path, syscall.EISDIR)
+		// open(O_CREAT) of "name/" is EISDIR; link, symlink and mknod
+		// of a missing "name/" are ENOENT, as on Linux.
+		if op == "open" || op == "copyfile" {
+			return pathErr(op, path, syscall.EISDIR)
+		}
+		return pathErr(op, path, syscall.ENOENT)
 	}
 	if err := checkName(op, path, l.name); err != nil {
 		return err
@@ -479,14 +486,15 @@ func (f *FS) Rename2(oldpath, newpath string, flags int) error {
 		return pathErr("rename", oldpath, syscall.EINVAL)
 	}
 	return f.write(func(c *store.Conn) error {
-		src, err := f.resolveEntry(c, "rename", oldpath, false, syscall.EINVAL)
+		// rename(2) refuses "/", "." and ".." with EBUSY.
+		src, err := f.resolveEntry(c, "rename", oldpath, false, syscall.EBUSY)
 		if err != nil {
 			return err
 		}
 		if src.ino == 0 {
 			return pathErr("rename", oldpath, syscall.ENOENT)
 		}
-		dst, err := f.resolveEntry(c, "rename", newpath, false, syscall.EINVAL)
+		dst, err := f.resolveEntry(c, "rename", newpath, false, syscall.EBUSY)
 		if err != nil {
 			if errnoOf(err) == syscall.ENOTDIR && strings.HasSuffix(newpath, "/") && !src.st.IsDir() {
 				return pathErr("rename", newpath, syscall.ENOTDIR)
@@ -672,8 +680,12 @@ func (f *FS) Symlink(target, linkpath string) error {
 	if target == "" {
 		return pathErr("symlink", linkpath, syscall.ENOENT)
 	}
-	if len(target) > PathMax || strings.IndexByte(target, 0) >= 0 {
+	if len(target) > PathMax {
 		return pathErr("symlink", linkpath, syscall.ENAMETOOLONG)
+	}
+	if strings.IndexByte(target, 0) >= 0 {
+		// A NUL cannot be part of a path: EINVAL, not ENAMETOOLONG.
+		return pathErr("symlink", linkpath, syscall.EINVAL)
 	}
 	return f.write(func(c *store.Conn) error {
 		l, err := f.resolveEntry(c, "symlink", linkpath, false, syscall.EEXIST)

@@ -1,0 +1,703 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/schema"
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
+
+func init() { register(newFSCmd) }
+
+func newFSCmd() *cobra.Command {
+	return newGroupCmd("fs", "Read and change the filesystem of an agent",
+		`Read and change the filesystem of an agent, without mounting it.
+
+Paths are absolute inside the agent filesystem ("notes.md" means
+"/notes.md"). Examples:
+
+  agentfs fs my-agent ls -l /
+  agentfs fs my-agent write /notes.md "hello"
+  echo hello | agentfs fs my-agent write /notes.md
+  agentfs fs my-agent cat /notes.md
+  agentfs fs my-agent import ./project /work
+  agentfs fs my-agent export /work ./out`,
+		func(id string) []*cobra.Command {
+			return []*cobra.Command{
+				newFSLsCmd(id), newFSCatCmd(id), newFSWriteCmd(id), newFSMkdirCmd(id),
+				newFSRmCmd(id), newFSMvCmd(id), newFSCpCmd(id), newFSLnCmd(id),
+				newFSStatCmd(id), newFSImportCmd(id), newFSExportCmd(id),
+			}
+		})
+}
+
+// pieceSize is the amount of file data moved per transaction when a file
+// is streamed in or out, rounded down to whole chunks.
+func pieceSize(f *vfs.FS) int {
+	const target = 1 << 20
+	cs := f.ChunkSize()
+	if cs <= 0 || cs >= target {
+		return max(cs, 4096)
+	}
+	return target / cs * cs
+}
+
+// copyPieces copies src to dst in writes of len(buf) bytes (the last may
+// be shorter), so that each write to an engine file is one transaction of
+// bounded size. progress, if not nil, is called after each piece.
+func copyPieces(dst io.Writer, src io.Reader, buf []byte, progress func(n int)) (int64, error) {
+	var total int64
+	for {
+		n, err := io.ReadFull(src, buf)
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return total, werr
+			}
+			total += int64(n)
+			if progress != nil {
+				progress(n)
+			}
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// smallFile is the size up to which a file is written in one transaction;
+// larger content is streamed through an open file in pieces.
+const smallFile = 4 << 20
+
+// writeStream makes the content of r the content of the file p (created
+// with perm if missing). Content up to smallFile bytes is written
+// atomically; longer content is streamed in pieces, so memory stays
+// bounded whatever the size.
+func writeStream(f *vfs.FS, p string, r io.Reader, perm uint32, parents bool, progress func(n int)) (int64, error) {
+	head := make([]byte, smallFile)
+	n, err := io.ReadFull(r, head)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if err := f.WriteFile(p, head[:n], vfs.WriteOptions{Perm: perm, CreateParents: parents}); err != nil {
+			return 0, err
+		}
+		if progress != nil {
+			progress(n)
+		}
+		return int64(n), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if parents {
+		if dir := path.Dir(p); dir != "/" {
+			if err := f.MkdirAll(dir, 0o755); err != nil {
+				return 0, err
+			}
+		}
+	}
+	h, err := f.Open(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return 0, err
+	}
+	buf := make([]byte, pieceSize(f))
+	total, err := copyPieces(h, io.MultiReader(bytes.NewReader(head[:n]), r), buf, progress)
+	if cerr := h.Close(); err == nil {
+		err = cerr
+	}
+	return total, err
+}
+
+func pathError(op, p string, errno syscall.Errno) error {
+	return &fs.PathError{Op: op, Path: p, Err: errno}
+}
+
+func isErrno(err error, errno syscall.Errno) bool { return vfs.Errno(err) == errno }
+
+// ---- ls ----
+
+func newFSLsCmd(id string) *cobra.Command {
+	var long, recursive bool
+	c := &cobra.Command{
+		Use:   "ls [PATH]",
+		Short: "List a directory (default /)",
+		Long: `List a directory, one entry per line with its type: "f name" for a file,
+"d name" for a directory, "l name" for a symbolic link (p, c, b, s for
+FIFOs, devices and sockets). -R lists the whole tree with paths relative
+to PATH; -l prints mode, links, owner, size and modification time.`,
+		Args: usageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			arg := "/"
+			if len(args) == 1 {
+				arg = args[0]
+			}
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				w := bufio.NewWriter(cmd.OutOrStdout())
+				err := listPath(a.FS, w, arg, long, recursive)
+				if ferr := w.Flush(); err == nil {
+					err = ferr
+				}
+				return err
+			})
+		},
+	}
+	c.Flags().BoolVarP(&long, "long", "l", false, "long format: mode, links, uid, gid, size, mtime")
+	c.Flags().BoolVarP(&recursive, "recursive", "R", false, "list subdirectories recursively")
+	return c
+}
+
+type lsEntry struct {
+	name   string
+	st     vfs.Stat
+	target string // of a symlink, in long format
+}
+
+func listPath(f *vfs.FS, w io.Writer, arg string, long, recursive bool) error {
+	p := agentPath(arg)
+	st, err := f.Stat(p)
+	if err != nil {
+		return err
+	}
+	if long {
+		// As ls -l: a symlink named on the command line is shown itself.
+		lst, err := f.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if lst.IsSymlink() {
+			st = lst
+		}
+	}
+	if !st.IsDir() {
+		e := lsEntry{name: arg, st: st}
+		if long {
+			if st.IsSymlink() {
+				if e.target, err = f.Readlink(p); err != nil {
+					return err
+				}
+			}
+			return printLong(w, []lsEntry{e})
+		}
+		_, err := fmt.Fprintf(w, "%s %s\n", st.TypeLetter(), arg)
+		return err
+	}
+	var entries []lsEntry
+	emit := func(e lsEntry) error {
+		if long {
+			entries = append(entries, e)
+			return nil
+		}
+		_, err := fmt.Fprintf(w, "%s %s\n", e.st.TypeLetter(), e.name)
+		return err
+	}
+	var walk func(dir, rel string) error
+	walk = func(dir, rel string) error {
+		list, err := f.ReaddirPlus(dir)
+		if err != nil {
+			return err
+		}
+		for _, de := range list {
+			e := lsEntry{name: path.Join(rel, de.Name), st: de.Stat}
+			child := path.Join(dir, de.Name)
+			if long && de.Stat.IsSymlink() {
+				if e.target, err = f.Readlink(child); err != nil {
+					return err
+				}
+			}
+			if err := emit(e); err != nil {
+				return err
+			}
+			if recursive && de.Stat.IsDir() {
+				if err := walk(child, e.name); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(p, ""); err != nil {
+		return err
+	}
+	if long {
+		return printLong(w, entries)
+	}
+	return nil
+}
+
+// printLong prints entries as ls -l does, with long-iso times in local
+// time: "drwxr-xr-x 2 0 0 4096 2026-01-02 15:04 name".
+func printLong(w io.Writer, entries []lsEntry) error {
+	sizes := make([]string, len(entries))
+	var wl, wu, wg, ws int
+	for i, e := range entries {
+		sizes[i] = sizeField(e.st)
+		wl = max(wl, len(strconv.FormatUint(uint64(e.st.Nlink), 10)))
+		wu = max(wu, len(strconv.FormatUint(uint64(e.st.UID), 10)))
+		wg = max(wg, len(strconv.FormatUint(uint64(e.st.GID), 10)))
+		ws = max(ws, len(sizes[i]))
+	}
+	for i, e := range entries {
+		name := e.name
+		if e.st.IsSymlink() {
+			name += " -> " + e.target
+		}
+		if _, err := fmt.Fprintf(w, "%s %*d %*d %*d %*s %s %s\n", modeString(e.st.Mode), wl, e.st.Nlink, wu, e.st.UID, wg, e.st.GID,
+			ws, sizes[i], e.st.Mtime.Local().Format("2006-01-02 15:04"), name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sizeField(st vfs.Stat) string {
+	if t := st.Type(); t == schema.ModeChar || t == schema.ModeBlock {
+		return fmt.Sprintf("%d, %d", devMajor(st.Rdev), devMinor(st.Rdev))
+	}
+	return strconv.FormatInt(st.Size, 10)
+}
+
+// Linux encoding of device numbers.
+func devMajor(rdev uint64) uint64 { return (rdev>>8)&0xfff | (rdev>>32)&^0xfff }
+func devMinor(rdev uint64) uint64 { return rdev&0xff | (rdev>>12)&^0xff }
+
+// modeString renders a POSIX mode as ls does: "drwxr-xr-x", "-rwsr-x--T".
+func modeString(mode uint32) string {
+	b := []byte("----------")
+	switch mode & schema.ModeType {
+	case schema.ModeDir:
+		b[0] = 'd'
+	case schema.ModeSymlink:
+		b[0] = 'l'
+	case schema.ModeFIFO:
+		b[0] = 'p'
+	case schema.ModeChar:
+		b[0] = 'c'
+	case schema.ModeBlock:
+		b[0] = 'b'
+	case schema.ModeSocket:
+		b[0] = 's'
+	}
+	const rwx = "rwxrwxrwx"
+	for i := 0; i < 9; i++ {
+		if mode&(1<<(8-i)) != 0 {
+			b[i+1] = rwx[i]
+		}
+	}
+	special := func(bit uint32, i int, set, unset byte) {
+		if mode&bit != 0 {
+			if b[i] == 'x' {
+				b[i] = set
+			} else {
+				b[i] = unset
+			}
+		}
+	}
+	special(0o4000, 3, 's', 'S')
+	special(0o2000, 6, 's', 'S')
+	special(0o1000, 9, 't', 'T')
+	return string(b)
+}
+
+// ---- cat ----
+
+func newFSCatCmd(id string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cat PATH...",
+		Short: "Print the content of files (raw bytes)",
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				buf := make([]byte, pieceSize(a.FS))
+				for _, arg := range args {
+					if err := catFile(a.FS, agentPath(arg), cmd.OutOrStdout(), buf); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func catFile(f *vfs.FS, p string, w io.Writer, buf []byte) error {
+	h, err := f.Open(p, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	_, err = copyPieces(w, h, buf, nil)
+	return err
+}
+
+// ---- write ----
+
+func newFSWriteCmd(id string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "write PATH [CONTENT|-]",
+		Short: "Write a file from an argument or standard input",
+		Long: `Replace the content of a file (creating it and its parent directories if
+needed) with CONTENT, or with standard input when CONTENT is "-" or
+absent. Large input is streamed, not held in memory.`,
+		Args: usageArgs(cobra.RangeArgs(1, 2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var r io.Reader = cmd.InOrStdin()
+			if len(args) == 2 && args[1] != "-" {
+				r = strings.NewReader(args[1])
+			}
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				_, err := writeStream(a.FS, agentPath(args[0]), r, 0o644, true, nil)
+				return err
+			})
+		},
+	}
+}
+
+// ---- mkdir ----
+
+func newFSMkdirCmd(id string) *cobra.Command {
+	var parents bool
+	c := &cobra.Command{
+		Use:   "mkdir PATH...",
+		Short: "Create directories",
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				for _, arg := range args {
+					var err error
+					if parents {
+						err = a.FS.MkdirAll(agentPath(arg), 0o755)
+					} else {
+						err = a.FS.Mkdir(agentPath(arg), 0o755)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVarP(&parents, "parents", "p", false, "create missing parents; an existing directory is not an error")
+	return c
+}
+
+// ---- rm ----
+
+func newFSRmCmd(id string) *cobra.Command {
+	var recursive, force bool
+	c := &cobra.Command{
+		Use:   "rm PATH...",
+		Short: "Remove files, or directory trees with -r",
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				for _, arg := range args {
+					p := agentPath(arg)
+					st, err := a.FS.Lstat(p)
+					if err != nil {
+						if force && isErrno(err, syscall.ENOENT) {
+							continue
+						}
+						return err
+					}
+					if st.IsDir() {
+						if !recursive {
+							return userError{
+								msg:  describe(pathError("rm", p, syscall.EISDIR)),
+								hint: fmt.Sprintf("agentfs fs %s rm -r %s", id, arg),
+							}
+						}
+						err = a.FS.RemoveAll(p)
+					} else {
+						err = a.FS.Unlink(p)
+					}
+					if err != nil && !(force && isErrno(err, syscall.ENOENT)) {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().BoolVarP(&recursive, "recursive", "r", false, "remove directories and their contents")
+	c.Flags().BoolVarP(&force, "force", "f", false, "ignore missing paths")
+	return c
+}
+
+// ---- mv ----
+
+func newFSMvCmd(id string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mv SRC DST",
+		Short: "Move or rename; into DST when it is a directory",
+		Args:  usageArgs(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				src, dst := agentPath(args[0]), agentPath(args[1])
+				dst, err := intoDir(a.FS, src, dst)
+				if err != nil {
+					return err
+				}
+				return a.FS.Rename(src, dst)
+			})
+		},
+	}
+}
+
+// intoDir returns dst/base(src) when dst is an existing directory (as mv,
+// cp and ln do), else dst.
+func intoDir(f *vfs.FS, src, dst string) (string, error) {
+	st, err := f.Stat(dst)
+	if err != nil {
+		if isErrno(err, syscall.ENOENT) {
+			return dst, nil
+		}
+		return "", err
+	}
+	if !st.IsDir() {
+		return dst, nil
+	}
+	base := path.Base(src)
+	if base == "/" || base == "." || base == ".." {
+		return dst, nil
+	}
+	return path.Join(dst, base), nil
+}
+
+// ---- cp ----
+
+func newFSCpCmd(id string) *cobra.Command {
+	var recursive bool
+	c := &cobra.Command{
+		Use:   "cp SRC DST",
+		Short: "Copy a file, or a tree with -r",
+		Long: `Copy a file, inside the database (the data does not pass through memory).
+When DST is an existing directory the copy goes into it. With -r, a
+directory is copied with everything below it, keeping modes and
+symbolic links.`,
+		Args: usageArgs(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				src := agentPath(args[0])
+				st, err := a.FS.Stat(src)
+				if err != nil {
+					return err
+				}
+				dst, err := intoDir(a.FS, src, agentPath(args[1]))
+				if err != nil {
+					return err
+				}
+				if !st.IsDir() {
+					return a.FS.CopyFile(src, dst)
+				}
+				if !recursive {
+					return userError{
+						msg:  describe(pathError("cp", src, syscall.EISDIR)),
+						hint: fmt.Sprintf("agentfs fs %s cp -r %s %s", id, args[0], args[1]),
+					}
+				}
+				return copyTree(a.FS, src, dst)
+			})
+		},
+	}
+	c.Flags().BoolVarP(&recursive, "recursive", "r", false, "copy directories recursively")
+	return c
+}
+
+// copyTree copies the directory src (following it if it is a symlink) to
+// dst. When dst exists the trees are merged: files and links in the way
+// are replaced, directories kept.
+func copyTree(f *vfs.FS, src, dst string) error {
+	cs, cd := path.Clean(src), path.Clean(dst)
+	if cd == cs || strings.HasPrefix(cd, strings.TrimSuffix(cs, "/")+"/") {
+		return userError{msg: describe(pathError("cp", dst, syscall.EINVAL)) + ": cannot copy a directory into itself"}
+	}
+	st, err := f.Stat(src)
+	if err != nil {
+		return err
+	}
+	if err := ensureDir(f, dst, st.Perm()); err != nil {
+		return err
+	}
+	entries, err := f.ReaddirPlus(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		s, d := path.Join(src, e.Name), path.Join(dst, e.Name)
+		var err error
+		switch {
+		case e.Stat.IsDir():
+			err = copyTree(f, s, d)
+		case e.Stat.IsRegular():
+			err = f.CopyFile(s, d)
+		case e.Stat.IsSymlink():
+			var target string
+			if target, err = f.Readlink(s); err == nil {
+				if err = removeNonDir(f, d); err == nil {
+					err = f.Symlink(target, d)
+				}
+			}
+		default:
+			if err = removeNonDir(f, d); err == nil {
+				err = f.Mknod(d, e.Stat.Mode, e.Stat.Rdev)
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureDir makes p a directory with permission bits perm, creating it if
+// missing.
+func ensureDir(f *vfs.FS, p string, perm uint32) error {
+	st, err := f.Lstat(p)
+	switch {
+	case isErrno(err, syscall.ENOENT):
+		if err := f.Mkdir(p, perm); err != nil {
+			return err
+		}
+		st, err = f.Lstat(p)
+		if err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case !st.IsDir():
+		return pathError("mkdir", p, syscall.EEXIST)
+	}
+	if st.Perm() != perm {
+		return f.Chmod(p, perm)
+	}
+	return nil
+}
+
+// removeNonDir removes p unless it is missing; a directory is EISDIR.
+func removeNonDir(f *vfs.FS, p string) error {
+	st, err := f.Lstat(p)
+	if isErrno(err, syscall.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return pathError("replace", p, syscall.EISDIR)
+	}
+	return f.Unlink(p)
+}
+
+// ---- ln ----
+
+func newFSLnCmd(id string) *cobra.Command {
+	var symbolic bool
+	c := &cobra.Command{
+		Use:   "ln TARGET LINK",
+		Short: "Make a hard link, or a symbolic link with -s",
+		Long: `Make LINK a new name for TARGET (a hard link), or with -s a symbolic link
+whose target is stored exactly as given. When LINK is an existing
+directory the link is made inside it.`,
+		Args: usageArgs(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				link, err := intoDir(a.FS, args[0], agentPath(args[1]))
+				if err != nil {
+					return err
+				}
+				if symbolic {
+					return a.FS.Symlink(args[0], link)
+				}
+				return a.FS.Link(agentPath(args[0]), link)
+			})
+		},
+	}
+	c.Flags().BoolVarP(&symbolic, "symbolic", "s", false, "make a symbolic link")
+	return c
+}
+
+// ---- stat ----
+
+func newFSStatCmd(id string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stat PATH...",
+		Short: "Show the attributes of files, as stat(1)",
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				w := bufio.NewWriter(cmd.OutOrStdout())
+				defer w.Flush()
+				for _, arg := range args {
+					p := agentPath(arg)
+					st, err := a.FS.Lstat(p)
+					if err != nil {
+						return err
+					}
+					target := ""
+					if st.IsSymlink() {
+						if target, err = a.FS.Readlink(p); err != nil {
+							return err
+						}
+					}
+					writeStat(w, p, st, target)
+				}
+				return w.Flush()
+			})
+		},
+	}
+}
+
+const statTime = "2006-01-02 15:04:05.000000000 -0700"
+
+func writeStat(w io.Writer, p string, st vfs.Stat, target string) {
+	name := p
+	if st.IsSymlink() {
+		name += " -> " + target
+	}
+	fmt.Fprintf(w, "  File: %s\n", name)
+	fmt.Fprintf(w, "  Size: %-15d Blocks: %-10d IO Block: %-6d %s\n", st.Size, st.Blocks(), st.Blksize, typeName(st))
+	fmt.Fprintf(w, " Inode: %-15d Links: %d", st.Ino, st.Nlink)
+	if t := st.Type(); t == schema.ModeChar || t == schema.ModeBlock {
+		fmt.Fprintf(w, "     Device type: %d,%d", devMajor(st.Rdev), devMinor(st.Rdev))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Access: (%04o/%s)  Uid: (%5d)   Gid: (%5d)\n", st.Perm(), modeString(st.Mode), st.UID, st.GID)
+	fmt.Fprintf(w, "Access: %s\n", st.Atime.Local().Format(statTime))
+	fmt.Fprintf(w, "Modify: %s\n", st.Mtime.Local().Format(statTime))
+	fmt.Fprintf(w, "Change: %s\n", st.Ctime.Local().Format(statTime))
+}
+
+func typeName(st vfs.Stat) string {
+	switch st.Type() {
+	case schema.ModeDir:
+		return "directory"
+	case schema.ModeSymlink:
+		return "symbolic link"
+	case schema.ModeFIFO:
+		return "fifo"
+	case schema.ModeChar:
+		return "character special file"
+	case schema.ModeBlock:
+		return "block special file"
+	case schema.ModeSocket:
+		return "socket"
+	}
+	if st.Size == 0 {
+		return "regular empty file"
+	}
+	return "regular file"
+}

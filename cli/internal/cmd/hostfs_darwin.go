@@ -1,0 +1,21 @@
+//go:build darwin
+
+package cmd
+
+import (
+	"os"
+	"syscall"
+	"time"
+)
+
+// hostAtime is the access time of a host file.
+func hostAtime(fi os.FileInfo) time.Time {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(st.Atimespec.Sec, st.Atimespec.Nsec)
+	}
+	return fi.ModTime()
+}
+
+// lchtimes would set the times of a symlink itself; the syscall package
+// has no lutimes on this system, so symlink times are not kept.
+func lchtimes(string, time.Time, time.Time) error { return nil }

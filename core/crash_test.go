@@ -211,3 +211,91 @@ func TestCrash_KillDuringLargeWrites(t *testing.T) {
 	}
 	t.Logf("%d writes completed, %d killed in flight", totalDone, killedInFlight)
 }
+
+// helperCrashOpen keeps a file open after removing its name, then waits
+// to be killed.
+func helperCrashOpen() error {
+	a, err := core.Open(context.Background(), os.Getenv(envHelperDB), core.Options{})
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	h, err := a.FS.Open("/scratch.bin", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := h.Write(bytes.Repeat([]byte("scratch "), 50_000)); err != nil {
+		return err
+	}
+	if err := a.FS.Unlink("/scratch.bin"); err != nil {
+		return err
+	}
+	if _, err := h.Write([]byte("still writable after unlink")); err != nil {
+		return err
+	}
+	fmt.Println("unlinked")
+	select {} // until killed
+}
+
+// TestCrash_KillWithUnlinkedOpenFile: a process killed while it holds a
+// file whose last name it removed leaves a nameless inode behind. The
+// database must then be clean at reopen, or show only repairable
+// "orphan" problems that a repair removes, sparing everything else.
+func TestCrash_KillWithUnlinkedOpenFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test")
+	}
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "orphan.db")
+	a, err := core.Open(ctx, db, core.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := bytes.Repeat([]byte("keep me "), 10_000)
+	if err := a.FS.WriteFile("/keep.txt", keep, vfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := startHelper(t, "crash-open", db, 0, 0)
+	h.expectLine(t, "unlinked", time.Minute)
+	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-h.done
+
+	a, err = core.Open(ctx, db, core.Options{})
+	if err != nil {
+		t.Fatalf("reopen after the kill: %v", err)
+	}
+	defer a.Close()
+	rep, err := a.Fsck(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rep.Problems {
+		if p.Rule != "orphan" || !p.Repairable {
+			t.Errorf("after the kill: unexpected problem [%s] %s (repairable %v)", p.Rule, p.Detail, p.Repairable)
+		}
+	}
+	if !rep.Clean() {
+		t.Logf("after the kill: %d repairable orphan(s), as expected unless the engine cleans them at open", len(rep.Problems))
+		rep, err = a.Fsck(ctx, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Clean() || rep.Repaired == 0 {
+			t.Errorf("repair left %+v (repaired %d)", rep.Problems, rep.Repaired)
+		}
+		requireClean(t, "after repair", a)
+	}
+	if rep.Inodes != 2 || rep.Chunks != int64((len(keep)+a.FS.ChunkSize()-1)/a.FS.ChunkSize()) {
+		t.Errorf("%d inodes, %d chunks remain; want the root and /keep.txt with its chunks only", rep.Inodes, rep.Chunks)
+	}
+	if got, err := a.FS.ReadFile("/keep.txt"); err != nil || !bytes.Equal(got, keep) {
+		t.Errorf("/keep.txt: %d bytes, %v", len(got), err)
+	}
+	if names, err := a.FS.Readdir("/"); err != nil || len(names) != 1 {
+		t.Errorf("readdir / = %q, %v; want only keep.txt", names, err)
+	}
+}

@@ -56,6 +56,8 @@ func TestHelperProcess(t *testing.T) {
 		err = helperCrash()
 	case "churn":
 		err = helperChurn()
+	case "crash-open":
+		err = helperCrashOpen()
 	default:
 		err = fmt.Errorf("unknown helper role %q", role)
 	}

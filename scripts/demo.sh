@@ -20,5 +20,6 @@ id=$($A tools demo start search --params '{"q":"agentfs"}')
 $A tools demo finish "$id" --result '{"hits":3}'
 $A timeline demo
 $A snapshot demo create first
+$A snapshot demo list
 $A fsck demo
 $A query demo "SELECT COUNT(*) AS files FROM fs_inode WHERE (mode & 61440) = 32768"

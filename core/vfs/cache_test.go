@@ -15,7 +15,7 @@ import (
 // would, and checks that each sees the other's changes at once: the
 // caches of an instance must be dropped when another connection commits.
 func TestFS_CacheCoherence(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "a.db")
+	p := filepath.Join(tempDir(t), "a.db")
 	a1 := openAgentAt(t, p)
 	a2 := openAgentAt(t, p)
 	f1, f2 := a1.FS, a2.FS

@@ -468,7 +468,7 @@ func TestFS_WriteFile(t *testing.T) {
 		t.Errorf("Readdir(/): got %q", got)
 	}
 	// The umask applies to new files and directories.
-	a, err := core.Open(ctx, filepath.Join(t.TempDir(), "u.db"), core.Options{Create: true, FS: vfs.Options{Umask: 0o027, UID: 1000, GID: 100}})
+	a, err := core.Open(ctx, filepath.Join(tempDir(t), "u.db"), core.Options{Create: true, FS: vfs.Options{Umask: 0o027, UID: 1000, GID: 100}})
 	must(t, err)
 	defer a.Close()
 	must(t, a.FS.WriteFile("/u", nil, vfs.WriteOptions{Perm: 0o666}))

@@ -3,6 +3,7 @@ package vfs_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -18,7 +19,22 @@ var ctx = context.Background()
 // openAgent opens a fresh engine in a temporary directory.
 func openAgent(t testing.TB) *core.Agent {
 	t.Helper()
-	return openAgentAt(t, filepath.Join(t.TempDir(), "a.db"))
+	return openAgentAt(t, filepath.Join(tempDir(t), "a.db"))
+}
+
+// tempDir is t.TempDir without "#" in the path. t.TempDir names the
+// directory after the test, and subtests with equal names (fuzz seeds are
+// "seed#1", "seed#2"...) get a "#"; the store passes the path to SQLite as
+// a "file:" URI unescaped, where "#" starts a fragment, so two databases
+// would silently share one file (reported; core/store is not ours).
+func tempDir(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "vfs-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }
 
 // openAgentAt opens (creating) the engine at path; it is closed at the

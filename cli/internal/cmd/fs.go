@@ -87,38 +87,31 @@ const smallFile = 4 << 20
 // with perm if missing). Content up to smallFile bytes is written
 // atomically; longer content is streamed in pieces, so memory stays
 // bounded whatever the size.
-func writeStream(f *vfs.FS, p string, r io.Reader, perm uint32, parents bool, progress func(n int)) (int64, error) {
-	head := make([]byte, smallFile)
-	n, err := io.ReadFull(r, head)
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		if err := f.WriteFile(p, head[:n], vfs.WriteOptions{Perm: perm, CreateParents: parents}); err != nil {
-			return 0, err
-		}
-		if progress != nil {
-			progress(n)
-		}
-		return int64(n), nil
-	}
+func writeStream(f *vfs.FS, p string, r io.Reader, perm uint32, parents bool) error {
+	head, err := io.ReadAll(io.LimitReader(r, smallFile+1))
 	if err != nil {
-		return 0, err
+		return err
+	}
+	if len(head) <= smallFile {
+		return f.WriteFile(p, head, vfs.WriteOptions{Perm: perm, CreateParents: parents})
 	}
 	if parents {
 		if dir := path.Dir(p); dir != "/" {
 			if err := f.MkdirAll(dir, 0o755); err != nil {
-				return 0, err
+				return err
 			}
 		}
 	}
 	h, err := f.Open(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	buf := make([]byte, pieceSize(f))
-	total, err := copyPieces(h, io.MultiReader(bytes.NewReader(head[:n]), r), buf, progress)
+	_, err = copyPieces(h, io.MultiReader(bytes.NewReader(head), r), buf, nil)
 	if cerr := h.Close(); err == nil {
 		err = cerr
 	}
-	return total, err
+	return err
 }
 
 func pathError(op, p string, errno syscall.Errno) error {
@@ -353,13 +346,12 @@ needed) with CONTENT, or with standard input when CONTENT is "-" or
 absent. Large input is streamed, not held in memory.`,
 		Args: usageArgs(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var r io.Reader = cmd.InOrStdin()
-			if len(args) == 2 && args[1] != "-" {
-				r = strings.NewReader(args[1])
-			}
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
-				_, err := writeStream(a.FS, agentPath(args[0]), r, 0o644, true, nil)
-				return err
+				p := agentPath(args[0])
+				if len(args) == 2 && args[1] != "-" {
+					return a.FS.WriteFile(p, []byte(args[1]), vfs.WriteOptions{CreateParents: true})
+				}
+				return writeStream(a.FS, p, cmd.InOrStdin(), 0o644, true)
 			})
 		},
 	}

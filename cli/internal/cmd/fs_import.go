@@ -84,7 +84,7 @@ func (p *progress) tick() {
 	}
 	p.last = now
 	s := p.stats
-	fmt.Fprintf(p.w, "\r%s: %d files, %d dirs, %d symlinks, %s\x1b[K", p.verb, s.files, s.dirs, s.symlinks, iecBytes(s.bytes))
+	fmt.Fprintf(p.w, "\r%s: %d files, %d dirs, %d symlinks, %s\x1b[K", p.verb, s.files, s.dirs, s.symlinks, humanBytes(s.bytes))
 	p.shown = true
 }
 
@@ -92,19 +92,6 @@ func (p *progress) clear() {
 	if p.shown {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
-}
-
-func iecBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // dbFiles identifies the agent's own database files on the host, so that

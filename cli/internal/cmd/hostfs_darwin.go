@@ -11,7 +11,7 @@ import (
 // hostAtime is the access time of a host file.
 func hostAtime(fi os.FileInfo) time.Time {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return time.Unix(st.Atimespec.Sec, st.Atimespec.Nsec)
+		return time.Unix(int64(st.Atimespec.Sec), int64(st.Atimespec.Nsec))
 	}
 	return fi.ModTime()
 }

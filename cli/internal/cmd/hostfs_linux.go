@@ -13,7 +13,7 @@ import (
 // hostAtime is the access time of a host file.
 func hostAtime(fi os.FileInfo) time.Time {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return time.Unix(st.Atim.Sec, st.Atim.Nsec)
+		return time.Unix(int64(st.Atim.Sec), int64(st.Atim.Nsec)) // int32 on 32-bit systems
 	}
 	return fi.ModTime()
 }

@@ -13,7 +13,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,7 +30,7 @@ func newQueryCmd() *cobra.Command {
 		Short: "Run a read-only SQL query on an agent database",
 		Long: `Run one read-only SQL statement on the database and print its rows.
 The database is opened for queries only (PRAGMA query_only) and the
-statement runs in a transaction that is rolled back, so nothing changes.
+statement is rolled back after it ran, so nothing changes.
 Formats: table (NULL shown as NULL), csv (NULL as an empty field), json
 (an array of objects). Blobs print as hex in table and csv, base64 in
 json. Text that reads as a date or time comes back from the driver as a
@@ -48,12 +47,15 @@ time and prints as "YYYY-MM-DD HH:MM:SS[.fraction]".
 			q := args[1]
 			return withAgent(cmd, args[0], core.Options{ReadOnly: true}, func(a *core.Agent) error {
 				return a.DB.Do(cmd.Context(), func(c *store.Conn, _ bool) error {
-					// query_only refuses writes; the rolled-back transaction
-					// also undoes a statement that would turn it off first.
-					if _, err := c.Exec("BEGIN"); err != nil {
+					// query_only refuses writes; rolling back to a savepoint
+					// also undoes anything that got past it.
+					if _, err := c.Exec("SAVEPOINT agentfs_query"); err != nil {
 						return err
 					}
-					defer c.Exec("ROLLBACK")
+					defer func() {
+						c.Exec("ROLLBACK TO agentfs_query")
+						c.Exec("RELEASE agentfs_query")
+					}()
 					rows, err := c.Query(q)
 					if err != nil {
 						return queryError(err)
@@ -109,11 +111,11 @@ func printRows(w io.Writer, rows *sql.Rows, format string) error {
 		ptrs[i] = &vals[i]
 	}
 	bw := bufio.NewWriter(w)
-	var tw *tabwriter.Writer
+	var tw *tableWriter
 	var cw *csv.Writer
 	switch format {
 	case "table":
-		tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+		tw = newTableWriter(bw)
 		fmt.Fprintln(tw, strings.Join(escapeCells(cols), "\t"))
 	case "csv":
 		cw = csv.NewWriter(bw)

@@ -65,6 +65,14 @@ ID_OR_PATH accepts an agent id or the path of a database file. The format is
 compatible with Turso's AgentFS (specification 0.4).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// An unknown command is a usage error (exit 2), not a failure.
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return exitError{code: 2, msg: fmt.Sprintf("unknown command %q\n  Try: agentfs --help", args[0])}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	root.SetIn(stdin)
 	root.SetOut(stdout)

@@ -14,89 +14,93 @@ import (
 func init() { register(newSnapshotCmd) }
 
 func newSnapshotCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "snapshot",
-		Short: "Create, list and restore consistent copies of an agent database",
-		Long: `Snapshots are consistent copies of the whole database (files, kv, tool
+	return newGroupCmd("snapshot", "Create, list and restore consistent copies of an agent database",
+		`Snapshots are consistent copies of the whole database (files, kv, tool
 calls), taken while other processes keep writing. They are kept in
 <database>.snapshots/NAME.db. Restoring replaces the database content in one
-transaction.`,
-	}
-	c.AddCommand(&cobra.Command{
-		Use:   "create ID_OR_PATH [NAME]",
-		Short: "Save a snapshot (NAME defaults to the current time)",
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := openAgent(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			name := ""
-			if len(args) == 2 {
-				name = args[1]
-			}
-			s, err := a.CreateSnapshot(cmd.Context(), name)
-			if errors.Is(err, core.ErrSnapshotExists) {
-				return userError{msg: err.Error(), hint: fmt.Sprintf("agentfs snapshot list %s, then pick another name", args[0])}
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Created snapshot %s (%s) at %s\n", s.Name, humanBytes(s.Size), s.Path)
-			return nil
-		},
-	})
-	c.AddCommand(&cobra.Command{
-		Use:   "list ID_OR_PATH",
-		Short: "List snapshots, oldest first",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := openAgent(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			list, err := a.Snapshots(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if len(list) == 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "No snapshots. Create one with: agentfs snapshot create %s NAME\n", args[0])
-				return nil
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tCREATED\tSIZE")
-			for _, s := range list {
-				fmt.Fprintf(w, "%s\t%s\t%s\n", s.Name, s.CreatedAt.Local().Format(time.DateTime), humanBytes(s.Size))
-			}
-			return w.Flush()
-		},
-	})
-	c.AddCommand(&cobra.Command{
-		Use:   "restore ID_OR_PATH NAME",
-		Short: "Replace the database content with a snapshot",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := openAgent(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			err = a.RestoreSnapshot(cmd.Context(), args[1])
-			if errors.Is(err, core.ErrSnapshotNotFound) {
-				return userError{msg: err.Error(), hint: fmt.Sprintf("agentfs snapshot list %s", args[0])}
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Restored %s from snapshot %s\n", a.Path(), args[1])
-			return nil
-		},
-	})
-	return c
+transaction.
+
+  agentfs snapshot my-agent create before-refactor
+  agentfs snapshot my-agent list
+  agentfs snapshot my-agent restore before-refactor`,
+		func(id string) []*cobra.Command {
+			return []*cobra.Command{newSnapshotCreateCmd(id), newSnapshotListCmd(id), newSnapshotRestoreCmd(id)}
+		})
 }
 
+func newSnapshotCreateCmd(id string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "create [NAME]",
+		Short: "Save a snapshot (NAME defaults to the current time)",
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				name := ""
+				if len(args) == 1 {
+					name = args[0]
+				}
+				s, err := a.CreateSnapshot(cmd.Context(), name)
+				if errors.Is(err, core.ErrSnapshotExists) {
+					return userError{msg: err.Error(), hint: fmt.Sprintf("agentfs snapshot %s list, then pick another name", id)}
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "Created snapshot %s (%s) at %s\n", s.Name, humanBytes(s.Size), s.Path)
+				return nil
+			})
+		},
+	}
+}
+
+func newSnapshotListCmd(id string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List snapshots, oldest first",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				list, err := a.Snapshots(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if len(list) == 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "No snapshots. Create one with: agentfs snapshot %s create NAME\n", id)
+					return nil
+				}
+				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "NAME\tCREATED\tSIZE")
+				for _, s := range list {
+					fmt.Fprintf(w, "%s\t%s\t%s\n", s.Name, s.CreatedAt.Local().Format(time.DateTime), humanBytes(s.Size))
+				}
+				return w.Flush()
+			})
+		},
+	}
+}
+
+func newSnapshotRestoreCmd(id string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "restore NAME",
+		Short: "Replace the database content with a snapshot",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+				err := a.RestoreSnapshot(cmd.Context(), args[0])
+				if errors.Is(err, core.ErrSnapshotNotFound) {
+					return userError{msg: err.Error(), hint: fmt.Sprintf("agentfs snapshot %s list", id)}
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "Restored %s from snapshot %s\n", a.Path(), args[0])
+				return nil
+			})
+		},
+	}
+}
+
+// humanBytes prints a size with binary units (1.5 KiB).
 func humanBytes(n int64) string {
 	const unit = 1024
 	if n < unit {

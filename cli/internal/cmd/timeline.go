@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -73,7 +74,7 @@ prints every field, with Unix times.`,
 					fmt.Fprintln(cmd.ErrOrStderr(), "no tool calls")
 					return nil
 				}
-				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+				tw := newTableWriter(cmd.OutOrStdout())
 				fmt.Fprintln(tw, "ID\tTOOL\tSTATUS\tSTARTED\tDURATION\tSUMMARY")
 				for _, c := range calls {
 					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", c.ID, oneLine(c.Name), c.Status,
@@ -91,6 +92,42 @@ prints every field, with Unix times.`,
 	c.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]cobra.Completion{"pending", "success", "error"}, cobra.ShellCompDirectiveNoFileComp))
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
+}
+
+// tableWriter aligns tab-separated cells in columns two spaces apart,
+// without trailing blanks.
+type tableWriter struct {
+	*tabwriter.Writer
+	buf bytes.Buffer
+	out io.Writer
+}
+
+func newTableWriter(out io.Writer) *tableWriter {
+	t := &tableWriter{out: out}
+	t.Writer = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	return t
+}
+
+// Flush writes the table.
+func (t *tableWriter) Flush() error {
+	if err := t.Writer.Flush(); err != nil {
+		return err
+	}
+	for _, l := range strings.SplitAfter(t.buf.String(), "\n") {
+		if l == "" {
+			continue
+		}
+		nl := strings.HasSuffix(l, "\n")
+		l = strings.TrimRight(l, " \n")
+		if nl {
+			l += "\n"
+		}
+		if _, err := io.WriteString(t.out, l); err != nil {
+			return err
+		}
+	}
+	t.buf.Reset()
+	return nil
 }
 
 // parseSince reads a duration before now (90s, 1h30m, 7d) or a time.

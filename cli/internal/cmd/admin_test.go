@@ -1,0 +1,48 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSnapshot_CreateListRestore(t *testing.T) {
+	t.Chdir(t.TempDir())
+	mustRun(t, "init", "snap")
+	mustRun(t, "fs", "snap", "write", "/f.txt", "one")
+	if out := mustRun(t, "snapshot", "snap", "create", "s1"); !strings.Contains(out, "Created snapshot s1") {
+		t.Fatalf("create output = %q", out)
+	}
+	mustRun(t, "fs", "snap", "write", "/f.txt", "two")
+	if out := mustRun(t, "snapshot", "snap", "list"); !strings.Contains(out, "s1") {
+		t.Fatalf("list output = %q, want s1", out)
+	}
+	mustRun(t, "snapshot", "snap", "restore", "s1")
+	if got := mustRun(t, "fs", "snap", "cat", "/f.txt"); got != "one" {
+		t.Fatalf("after restore cat = %q, want one", got)
+	}
+	wantFail(t, 1, []string{"snapshot", "snap", "restore", "nope"}, "snapshot not found", "Try: agentfs snapshot snap list")
+}
+
+func TestFsck_CleanAndJSON(t *testing.T) {
+	t.Chdir(t.TempDir())
+	mustRun(t, "init", "chk")
+	mustRun(t, "fs", "chk", "write", "/a/b.txt", "x")
+	if out := mustRun(t, "fsck", "chk"); !strings.Contains(out, "clean") {
+		t.Fatalf("fsck output = %q, want clean", out)
+	}
+	if out := mustRun(t, "fsck", "chk", "--json"); !strings.Contains(out, `"problems"`) {
+		t.Fatalf("fsck --json output = %q", out)
+	}
+}
+
+func TestMigrate_UpToDate(t *testing.T) {
+	t.Chdir(t.TempDir())
+	mustRun(t, "init", "m")
+	if out := mustRun(t, "migrate", "m", "--dry-run"); !strings.Contains(out, "up to date") {
+		t.Fatalf("migrate output = %q", out)
+	}
+}
+
+func TestRoot_UnknownCommandIsUsageError(t *testing.T) {
+	wantFail(t, 2, []string{"bogus"}, "unknown command", "Try: agentfs --help")
+}

@@ -50,7 +50,8 @@ func (s *Store) SetJSON(ctx context.Context, key string, value []byte) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	if !json.Valid(value) {
+	// JSON text is UTF-8 (RFC 8259); json.Valid does not check that.
+	if !json.Valid(value) || !utf8.Valid(value) {
 		return fmt.Errorf("kv: value for %q is not valid JSON", key)
 	}
 	compact, err := compactJSON(value)
@@ -59,8 +60,8 @@ func (s *Store) SetJSON(ctx context.Context, key string, value []byte) error {
 	}
 	now := time.Now().Unix()
 	return s.db.Write(ctx, func(c *store.Conn, _ bool) error {
-		_, err := c.Exec(`INSERT INTO kv_store (key, value, created_at, updated_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, key, compact, now, now)
+		_, err := c.Exec(`INSERT INTO kv_store (key, value, created_at, updated_at) VALUES (CAST(? AS TEXT), ?, ?, ?)
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, []byte(key), compact, now, now)
 		return err
 	})
 }
@@ -78,7 +79,7 @@ func (s *Store) Set(ctx context.Context, key string, v any) error {
 func (s *Store) GetJSON(ctx context.Context, key string) (json.RawMessage, error) {
 	var v []byte
 	err := s.db.Query(ctx, func(c *store.Conn) error {
-		return c.QueryRow("SELECT CAST(value AS BLOB) FROM kv_store WHERE key = ?", key).Scan(&v)
+		return c.QueryRow("SELECT CAST(value AS BLOB) FROM kv_store WHERE key = CAST(? AS TEXT)", []byte(key)).Scan(&v)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("kv: %q: %w", key, ErrNotFound)
@@ -100,7 +101,7 @@ func (s *Store) Get(ctx context.Context, key string, out any) error {
 func (s *Store) Delete(ctx context.Context, key string) (bool, error) {
 	var n int64
 	err := s.db.Write(ctx, func(c *store.Conn, _ bool) error {
-		r, err := c.Exec("DELETE FROM kv_store WHERE key = ?", key)
+		r, err := c.Exec("DELETE FROM kv_store WHERE key = CAST(? AS TEXT)", []byte(key))
 		if err != nil {
 			return err
 		}
@@ -118,8 +119,8 @@ func (s *Store) List(ctx context.Context, prefix string, limit int) ([]Entry, er
 	q := "SELECT CAST(key AS BLOB), CAST(value AS BLOB), COALESCE(created_at, 0), COALESCE(updated_at, 0) FROM kv_store"
 	var args []any
 	if prefix != "" {
-		q += " WHERE key >= ?"
-		args = append(args, prefix)
+		q += " WHERE key >= CAST(? AS TEXT)"
+		args = append(args, []byte(prefix))
 		if upper, ok := prefixUpperBound(prefix); ok {
 			// The bound may not be valid UTF-8: bind its bytes as TEXT.
 			q += " AND key < CAST(? AS TEXT)"
@@ -150,6 +151,11 @@ func (s *Store) List(ctx context.Context, prefix string, limit int) ([]Entry, er
 	})
 	return out, err
 }
+
+// Keys, prefixes and bounds are bound as bytes cast to TEXT, never as Go
+// strings: the driver refuses a string that is not valid UTF-8 (a byte
+// prefix such as "\xc3", or any key given to Get and Delete) and cuts one
+// at its first NUL, so Delete("a\x00b") deleted the key "a".
 
 // prefixUpperBound returns the smallest string greater than every string
 // with the given prefix, in SQLite's bytewise (BINARY) order.

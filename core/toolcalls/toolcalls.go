@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentfs-go/agentfs/core/store"
 )
@@ -55,11 +56,19 @@ func jsonArg(v json.RawMessage) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
-	if !json.Valid(v) {
+	// JSON text is UTF-8 (RFC 8259); json.Valid does not check that, and
+	// the driver refuses to bind a string that is not.
+	if !json.Valid(v) || !utf8.Valid(v) {
 		return nil, errors.New("toolcalls: value is not valid JSON")
 	}
 	return string(v), nil
 }
+
+// text binds s as TEXT from its bytes. Names and error messages are bound
+// this way, never as Go strings: the driver refuses a string that is not
+// valid UTF-8 and cuts one at its first NUL, so Fail with the stderr of a
+// tool failed (leaving the call pending) or stored a truncated message.
+func text(s string) []byte { return []byte(s) }
 
 // Start records a pending call and returns its id.
 func (l *Log) Start(ctx context.Context, name string, params json.RawMessage) (int64, error) {
@@ -73,8 +82,8 @@ func (l *Log) Start(ctx context.Context, name string, params json.RawMessage) (i
 	now := time.Now()
 	var id int64
 	err = l.db.Write(ctx, func(c *store.Conn, _ bool) error {
-		return c.QueryRow("INSERT INTO tool_calls (name, parameters, status, started_at) VALUES (?, ?, 'pending', ?) RETURNING id",
-			name, p, now.Unix()).Scan(&id)
+		return c.QueryRow("INSERT INTO tool_calls (name, parameters, status, started_at) VALUES (CAST(? AS TEXT), ?, 'pending', ?) RETURNING id",
+			text(name), p, now.Unix()).Scan(&id)
 	})
 	if err == nil {
 		l.db.Locked(func() { l.starts[id] = now })
@@ -93,7 +102,7 @@ func (l *Log) Success(ctx context.Context, id int64, result json.RawMessage) err
 
 // Fail marks a pending call as failed with an error message.
 func (l *Log) Fail(ctx context.Context, id int64, msg string) error {
-	return l.finish(ctx, id, StatusError, nil, msg)
+	return l.finish(ctx, id, StatusError, nil, text(msg))
 }
 
 func (l *Log) finish(ctx context.Context, id int64, status string, result, errMsg any) error {
@@ -116,7 +125,7 @@ func (l *Log) finish(ctx context.Context, id int64, status string, result, errMs
 			dur = now.Sub(t).Milliseconds()
 			delete(l.starts, id)
 		}
-		_, err = c.Exec("UPDATE tool_calls SET status = ?, result = ?, error = ?, completed_at = ?, duration_ms = ? WHERE id = ?",
+		_, err = c.Exec("UPDATE tool_calls SET status = ?, result = ?, error = CAST(? AS TEXT), completed_at = ?, duration_ms = ? WHERE id = ?",
 			status, result, errMsg, now.Unix(), dur, id)
 		return err
 	})
@@ -142,13 +151,13 @@ func (l *Log) Record(ctx context.Context, name string, started, completed time.T
 	status := StatusSuccess
 	var e any
 	if errMsg != nil {
-		status, e = StatusError, *errMsg
+		status, e = StatusError, text(*errMsg)
 	}
 	var id int64
 	err = l.db.Write(ctx, func(c *store.Conn, _ bool) error {
 		return c.QueryRow(`INSERT INTO tool_calls (name, parameters, result, error, status, started_at, completed_at, duration_ms)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			name, p, r, e, status, started.Unix(), completed.Unix(), completed.Sub(started).Milliseconds()).Scan(&id)
+			VALUES (CAST(? AS TEXT), ?, ?, CAST(? AS TEXT), ?, ?, ?, ?) RETURNING id`,
+			text(name), p, r, e, status, started.Unix(), completed.Unix(), completed.Sub(started).Milliseconds()).Scan(&id)
 	})
 	return id, err
 }
@@ -213,8 +222,8 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Call, error) {
 	var where []string
 	var args []any
 	if f.Name != "" {
-		where = append(where, "name = ?")
-		args = append(args, f.Name)
+		where = append(where, "name = CAST(? AS TEXT)")
+		args = append(args, text(f.Name))
 	}
 	if f.Status != "" {
 		switch f.Status {

@@ -41,9 +41,16 @@ func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
 		// O_CREAT|O_EXCL never follows a final symlink: even a dangling
 		// one makes the open fail with EEXIST (open(2)), instead of
 		// creating the link's target.
-		excl := flags&os.O_CREATE != 0 && flags&os.O_EXCL != 0
+		creat := flags&os.O_CREATE != 0
+		excl := creat && flags&os.O_EXCL != 0
 		follow := flags&syscall.O_NOFOLLOW == 0 && !excl
-		l, err := f.resolve(c, "open", path, follow)
+		var l loc
+		var err error
+		if creat {
+			l, err = f.resolveCreate(c, path, excl, follow)
+		} else {
+			l, err = f.resolve(c, "open", path, follow)
+		}
 		if err != nil {
 			return err
 		}
@@ -66,7 +73,8 @@ func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
 		if flags&syscall.O_DIRECTORY != 0 && !l.st.IsDir() {
 			return pathErr("open", path, syscall.ENOTDIR)
 		}
-		if l.st.IsDir() && flags&(os.O_WRONLY|os.O_RDWR) != 0 {
+		// A directory opens read-only, without O_CREAT or O_TRUNC.
+		if l.st.IsDir() && flags&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC) != 0 {
 			return pathErr("open", path, syscall.EISDIR)
 		}
 		ino = l.ino

@@ -352,8 +352,8 @@ func (f *FS) resolveExisting(c *store.Conn, op, path string, follow bool) (loc, 
 }
 
 // resolveEntry resolves a path whose final component names an entry to
-// create, remove or rename: "/", "." and ".." are refused with errno
-// (EBUSY instead of EINVAL for the root).
+// create or remove: "/", "." and ".." are refused with special (for
+// rmdir, as rmdir(2): EBUSY for "/", ENOTEMPTY for "..").
 //
 // The final entry is never followed when it is a symlink, even when the
 // path ends with a slash: rmdir("link/"), unlink("link/"),
@@ -368,11 +368,17 @@ func (f *FS) resolveEntry(c *store.Conn, op, path string, follow bool, special s
 	if err != nil {
 		return l, err
 	}
-	if l.parent == 0 || l.name == "." || l.name == ".." {
-		if l.ino == schema.RootIno && special == syscall.EINVAL {
-			return l, pathErr(op, path, syscall.EBUSY)
+	if isDotEntry(l) {
+		errno := special
+		if special == syscall.EINVAL { // rmdir and RemoveAll
+			switch {
+			case l.name == "": // "/" itself
+				errno = syscall.EBUSY
+			case l.name == ".." && op == "rmdir": // as rmdir(2)
+				errno = syscall.ENOTEMPTY
+			}
 		}
-		return l, pathErr(op, path, special)
+		return l, pathErr(op, path, errno)
 	}
 	if l.ino != 0 && !l.st.IsDir() && strings.HasSuffix(path, "/") {
 		if special == syscall.EEXIST {

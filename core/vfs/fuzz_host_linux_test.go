@@ -87,57 +87,6 @@ func TestFuzzModelMatchesLinux(t *testing.T) {
 	must(t, sc.Err())
 }
 
-// randomOps makes fuzz input of n operations whose paths are mostly
-// shallow, so that the operations meet each other.
-func randomOps(rng *rand.Rand, n int) []byte {
-	np := len(fuzzPaths)
-	path := func() byte {
-		var i int
-		switch r := rng.Intn(10); {
-		case r < 5:
-			i = rng.Intn(4) // /a ... /d
-		case r < 8:
-			i = 4 + rng.Intn(16) // /a/a ... /d/d
-		default:
-			i = rng.Intn(np)
-		}
-		if rng.Intn(7) == 0 {
-			i += np // trailing slash
-		}
-		return byte(i)
-	}
-	var out []byte
-	for k := 0; k < n; k++ {
-		kind := rng.Intn(numOps)
-		out = append(out, byte(kind))
-		switch kind {
-		case opMkdir, opUnlink, opRmdir, opRemoveAll, opStat, opLstat, opReadlink, opRead:
-			out = append(out, path())
-		case opWrite:
-			out = append(out, path(), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(3)))
-		case opOpen:
-			out = append(out, byte(rng.Intn(3)), path(), byte(rng.Intn(256)))
-		case opPwrite:
-			out = append(out, byte(rng.Intn(3)), byte(rng.Intn(256)), byte(rng.Intn(256)), byte(rng.Intn(256)))
-		case opPread:
-			out = append(out, byte(rng.Intn(3)), byte(rng.Intn(256)), byte(rng.Intn(256)))
-		case opClose:
-			out = append(out, byte(rng.Intn(3)))
-		case opTrunc:
-			out = append(out, path(), byte(rng.Intn(256)))
-		case opFtrunc:
-			out = append(out, byte(rng.Intn(3)), byte(rng.Intn(256)))
-		case opRename:
-			out = append(out, path(), path(), byte(rng.Intn(3)))
-		case opLink:
-			out = append(out, path(), path())
-		case opSymlink:
-			out = append(out, byte(rng.Intn(16)), path())
-		}
-	}
-	return out
-}
-
 type hostResult struct {
 	Results []string
 	Tree    []string

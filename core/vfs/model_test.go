@@ -142,7 +142,7 @@ func (m *model) walk(start int, path string, follow, slashFollows bool, depth *i
 				cur = r.node
 				continue
 			}
-			if trailing && r.node != 0 && m.nodes[r.node].typ != 'd' {
+			if trailing && slashFollows && r.node != 0 && m.nodes[r.node].typ != 'd' {
 				return mres{}, syscall.ENOTDIR
 			}
 			return r, 0
@@ -197,16 +197,26 @@ func (m *model) mkdir(p string) error {
 func (m *model) openNode(p string, fl int, write bool) (int, syscall.Errno) {
 	creat, excl := fl&ofCreate != 0, fl&ofCreate != 0 && fl&ofExcl != 0
 	if creat {
-		r, e := m.lookup(p, !excl, false)
+		// The final component is looked at before any final symlink is
+		// followed: "/", "." and ".." exist; "name/" is EISDIR.
+		r, e := m.entry(p)
 		switch {
 		case e != 0:
 			return 0, e
-		case r.dot && excl: // "/", "." or "..": exists
+		case r.dot && excl:
 			return 0, syscall.EEXIST
 		case r.dot:
 			return 0, syscall.EISDIR
-		case trailingSlash(p): // O_CREAT of "name/"
+		case trailingSlash(p):
 			return 0, syscall.EISDIR
+		}
+		if !excl && r.node != 0 && m.nodes[r.node].typ == 'l' {
+			if r, e = m.lookup(p, true, false); e != 0 {
+				return 0, e
+			}
+			if r.dot { // a link to "/", "." or ".."
+				return 0, syscall.EISDIR
+			}
 		}
 		if r.node == 0 {
 			id := m.add(&mnode{typ: 'f', nlink: 1})
@@ -397,7 +407,7 @@ func (m *model) isAncestor(a, d int) bool {
 }
 
 // rename(2) and renameat2(2), checks in the order of Linux's
-// do_renameat2 and vfs_rename.
+// do_renameat2 and vfs_rename (6.x).
 func (m *model) rename(a, b string, flags int) error {
 	noreplace, exchange := flags == 1, flags == 2
 	ra, e := m.entry(a)
@@ -420,10 +430,6 @@ func (m *model) rename(a, b string, flags int) error {
 	if ra.node == 0 {
 		return syscall.ENOENT
 	}
-	srcDir := m.isDir(ra.node)
-	if !srcDir && (trailingSlash(a) || (!exchange && trailingSlash(b))) {
-		return syscall.ENOTDIR
-	}
 	if noreplace && rb.node != 0 {
 		return syscall.EEXIST
 	}
@@ -434,6 +440,11 @@ func (m *model) rename(a, b string, flags int) error {
 		if !m.isDir(rb.node) && trailingSlash(b) {
 			return syscall.ENOTDIR
 		}
+	}
+	// Unless the source is a directory, trailing slashes are ENOTDIR.
+	srcDir := m.isDir(ra.node)
+	if !srcDir && (trailingSlash(a) || (!exchange && trailingSlash(b))) {
+		return syscall.ENOTDIR
 	}
 	if ra.parent != rb.parent {
 		if m.isAncestor(ra.node, rb.parent) {

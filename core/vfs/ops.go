@@ -132,7 +132,7 @@ func (f *FS) WriteFile(path string, data []byte, opts WriteOptions) error {
 		}
 		// Exclusive is O_CREAT|O_EXCL: a final symlink is not followed,
 		// so an existing (even dangling) link fails with EEXIST.
-		l, err := f.resolve(c, "open", path, !opts.Exclusive)
+		l, err := f.resolveCreate(c, path, opts.Exclusive, true)
 		if err != nil {
 			return err
 		}
@@ -160,6 +160,32 @@ func (f *FS) WriteFile(path string, data []byte, opts WriteOptions) error {
 		}
 		return f.replaceData(c, l.ino, l.st.Size, data, now)
 	})
+}
+
+// resolveCreate resolves the path of an open with O_CREAT as open(2)
+// does: the final component is looked at before a final symlink is
+// followed, so "/", "." and ".." exist (EEXIST with O_EXCL, else EISDIR)
+// and "name/" is EISDIR whatever name is; before, a path with a trailing
+// slash naming a file was ENOTDIR and one through a symlink loop ELOOP.
+// A final symlink is then followed unless excl or !follow.
+func (f *FS) resolveCreate(c *store.Conn, path string, excl, follow bool) (loc, error) {
+	l, err := f.resolvePath(c, "open", path, false, false)
+	if err != nil {
+		return l, err
+	}
+	if isDotEntry(l) {
+		if excl {
+			return l, pathErr("open", path, syscall.EEXIST)
+		}
+		return l, pathErr("open", path, syscall.EISDIR)
+	}
+	if strings.HasSuffix(path, "/") {
+		return l, pathErr("open", path, syscall.EISDIR)
+	}
+	if l.ino != 0 && l.st.IsSymlink() && follow && !excl {
+		return f.resolve(c, "open", path, true)
+	}
+	return l, nil
 }
 
 // creatable checks that a missing entry found by resolve can be created.
@@ -485,69 +511,90 @@ func (f *FS) Rename2(oldpath, newpath string, flags int) error {
 	if flags&RenameNoReplace != 0 && flags&RenameExchange != 0 {
 		return pathErr("rename", oldpath, syscall.EINVAL)
 	}
+	noReplace, exchange := flags&RenameNoReplace != 0, flags&RenameExchange != 0
 	return f.write(func(c *store.Conn) error {
-		// rename(2) refuses "/", "." and ".." with EBUSY.
-		src, err := f.resolveEntry(c, "rename", oldpath, false, syscall.EBUSY)
+		// The checks run in the order of Linux's renameat2 (fs/namei.c,
+		// do_renameat2 then vfs_rename), so that when several errors
+		// apply the errno is the kernel's. Neither final component is
+		// followed, whatever the slashes.
+		src, err := f.resolvePath(c, "rename", oldpath, false, false)
 		if err != nil {
 			return err
+		}
+		dst, err := f.resolvePath(c, "rename", newpath, false, false)
+		if err != nil {
+			return err
+		}
+		if isDotEntry(src) { // "/", "." or ".."
+			return pathErr("rename", oldpath, syscall.EBUSY)
+		}
+		if isDotEntry(dst) {
+			if noReplace {
+				return pathErr("rename", newpath, syscall.EEXIST)
+			}
+			return pathErr("rename", newpath, syscall.EBUSY)
 		}
 		if src.ino == 0 {
 			return pathErr("rename", oldpath, syscall.ENOENT)
 		}
-		dst, err := f.resolveEntry(c, "rename", newpath, false, syscall.EBUSY)
-		if err != nil {
-			if errnoOf(err) == syscall.ENOTDIR && strings.HasSuffix(newpath, "/") && !src.st.IsDir() {
-				return pathErr("rename", newpath, syscall.ENOTDIR)
-			}
-			return err
+		if noReplace && dst.ino != 0 {
+			return pathErr("rename", newpath, syscall.EEXIST)
 		}
-		if dst.ino == 0 {
-			if flags&RenameExchange != 0 {
+		if exchange {
+			if dst.ino == 0 {
 				return pathErr("rename", newpath, syscall.ENOENT)
 			}
+			if !dst.st.IsDir() && strings.HasSuffix(newpath, "/") {
+				return pathErr("rename", newpath, syscall.ENOTDIR)
+			}
+		}
+		// Unless the source is a directory, trailing slashes are ENOTDIR.
+		if !src.st.IsDir() && (strings.HasSuffix(oldpath, "/") || (!exchange && strings.HasSuffix(newpath, "/"))) {
+			return pathErr("rename", oldpath, syscall.ENOTDIR)
+		}
+		if dst.ino == 0 {
 			if err := checkName("rename", newpath, dst.name); err != nil {
 				return err
-			}
-			if strings.HasSuffix(newpath, "/") && !src.st.IsDir() {
-				return pathErr("rename", newpath, syscall.ENOTDIR)
 			}
 			if err := f.checkDir(c, "rename", newpath, dst.parent); err != nil {
 				return err
 			}
 		}
-		if src.parent == dst.parent && src.name == dst.name {
-			return nil
-		}
-		if src.st.IsDir() {
-			inside, err := f.isAncestor(c, src.ino, dst.parent)
-			if err != nil {
-				return err
-			}
-			if inside {
-				return pathErr("rename", newpath, syscall.EINVAL)
-			}
-		}
-		now := time.Now()
-		if flags&RenameExchange != 0 {
-			if dst.st.IsDir() {
-				inside, err := f.isAncestor(c, dst.ino, src.parent)
+		if src.parent != dst.parent {
+			// The source must not be an ancestor of the target, nor the
+			// target an ancestor of the source (then it is not empty).
+			if src.st.IsDir() {
+				inside, err := f.isAncestor(c, src.ino, dst.parent)
 				if err != nil {
 					return err
 				}
 				if inside {
-					return pathErr("rename", oldpath, syscall.EINVAL)
+					return pathErr("rename", newpath, syscall.EINVAL)
 				}
 			}
+			if dst.ino != 0 && dst.st.IsDir() {
+				inside, err := f.isAncestor(c, dst.ino, src.parent)
+				if err != nil {
+					return err
+				}
+				if inside && exchange {
+					return pathErr("rename", oldpath, syscall.EINVAL)
+				}
+				if inside {
+					return pathErr("rename", newpath, syscall.ENOTEMPTY)
+				}
+			}
+		}
+		if src.ino == dst.ino {
+			// The same entry, or two links to one inode: rename(2)
+			// does nothing.
+			return nil
+		}
+		now := time.Now()
+		if exchange {
 			return f.exchange(c, src, dst, now)
 		}
 		if dst.ino != 0 {
-			if flags&RenameNoReplace != 0 {
-				return pathErr("rename", newpath, syscall.EEXIST)
-			}
-			if dst.ino == src.ino {
-				// Two links to one inode: rename(2) does nothing.
-				return nil
-			}
 			switch {
 			case src.st.IsDir() && !dst.st.IsDir():
 				return pathErr("rename", newpath, syscall.ENOTDIR)
@@ -585,6 +632,10 @@ func (f *FS) Rename2(oldpath, newpath string, flags int) error {
 		return nil
 	})
 }
+
+// isDotEntry reports whether a resolved path names "/", "." or "..",
+// which cannot be created, removed or renamed.
+func isDotEntry(l loc) bool { return l.parent == 0 || l.name == "." || l.name == ".." }
 
 func (f *FS) exchange(c *store.Conn, a, b loc, now time.Time) error {
 	f.dirty()
@@ -647,9 +698,6 @@ func (f *FS) Link(oldpath, newpath string) error {
 		if err != nil {
 			return err
 		}
-		if src.st.IsDir() {
-			return pathErr("link", oldpath, syscall.EPERM)
-		}
 		dst, err := f.resolveEntry(c, "link", newpath, false, syscall.EEXIST)
 		if err != nil {
 			return err
@@ -659,6 +707,10 @@ func (f *FS) Link(oldpath, newpath string) error {
 		}
 		if err := f.creatable(c, "link", newpath, dst); err != nil {
 			return err
+		}
+		// After the checks of the new name, as link(2) does.
+		if src.st.IsDir() {
+			return pathErr("link", oldpath, syscall.EPERM)
 		}
 		now := time.Now()
 		f.dirty()

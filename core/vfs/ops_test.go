@@ -213,6 +213,9 @@ func TestFS_Rmdir(t *testing.T) {
 		{"/lempty/", syscall.ENOTDIR}, // not followed even with a slash
 		{"/nope", syscall.ENOENT},
 		{"/d/empty/.", syscall.EINVAL},
+		{"/d/empty/..", syscall.ENOTEMPTY}, // as rmdir(2): ".." is never empty
+		{"/..", syscall.ENOTEMPTY},
+		{"/.", syscall.EINVAL},
 		{"/file/x", syscall.ENOTDIR},
 		{"/d/empty/", 0},
 		{"/d/empty", syscall.ENOENT},
@@ -256,6 +259,17 @@ func TestFS_Rename(t *testing.T) {
 		{"dir across dirs", "/a/empty", "/c/e", 0, 0, map[string]string{"/c/e": "", "/a/empty": "!"}},
 		{"dir onto non-empty dir", "/c", "/a", 0, syscall.ENOTEMPTY, nil},
 		{"dir onto its parent", "/a/empty", "/a", 0, syscall.ENOTEMPTY, nil},
+		// The target being an ancestor of the source is found before the
+		// types are compared, as in Linux.
+		{"file onto its parent", "/a/f1", "/a", 0, syscall.ENOTEMPTY, nil},
+		{"file onto root", "/a/f1", "/", 0, syscall.EBUSY, nil},
+		{"noreplace onto dot", "/a/f1", "/c/.", vfs.RenameNoReplace, syscall.EEXIST, nil},
+		{"missing source, target under a file", "/nope", "/a/f1/x", 0, syscall.ENOTDIR, nil},
+		{"source with slash, missing target dir", "/a/f1/", "/nope/x", 0, syscall.ENOENT, nil},
+		{"exchange file with slash", "/a/f1/", "/b/g", vfs.RenameExchange, syscall.ENOTDIR, nil},
+		{"exchange onto missing with slash", "/a/f1/", "/b/nope", vfs.RenameExchange, syscall.ENOENT, nil},
+		{"exchange file and dir with slash", "/a/f1", "/c/", vfs.RenameExchange, 0, map[string]string{"/c": "one", "/a/f1": ""}},
+		{"noreplace same file", "/a/f1", "/a/f1", vfs.RenameNoReplace, syscall.EEXIST, nil},
 		{"dir onto file", "/c", "/a/f1", 0, syscall.ENOTDIR, nil},
 		{"file onto dir", "/a/f1", "/c", 0, syscall.EISDIR, nil},
 		{"into own subtree", "/a", "/a/empty/x", 0, syscall.EINVAL, nil},
@@ -340,6 +354,9 @@ func TestFS_Link(t *testing.T) {
 		{"/a/f", "/b", syscall.EEXIST},
 		{"/a/f", "/ldang", syscall.EEXIST},
 		{"/a", "/b/dirlink", syscall.EPERM},
+		{"/a", "/nope/x", syscall.ENOENT}, // the new name is checked first
+		{"/a", "/a/f", syscall.EEXIST},
+		{"/a/f", "/b/new/", syscall.ENOENT},
 		{"/nope", "/b/x", syscall.ENOENT},
 		{"/a/f", "/nope/x", syscall.ENOENT},
 		{"/a/f", "/a/f/x", syscall.ENOTDIR},
@@ -523,6 +540,8 @@ func TestFS_Mknod(t *testing.T) {
 		{"/lnk", schema.ModeSymlink | 0o777, 0, 0, "", 0, syscall.EINVAL},
 		{"/fifo", schema.ModeFIFO | 0o644, 0, 0, "", 0, syscall.EEXIST},
 		{"/nope/x", schema.ModeFIFO | 0o644, 0, 0, "", 0, syscall.ENOENT},
+		{"/new/", schema.ModeFIFO | 0o644, 0, 0, "", 0, syscall.ENOENT},
+		{"/fifo/", schema.ModeFIFO | 0o644, 0, 0, "", 0, syscall.EEXIST},
 	} {
 		err := f.Mknod(tc.path, tc.mode, tc.rdev)
 		wantErrno(t, "Mknod("+tc.path+")", err, tc.errno)

@@ -188,6 +188,8 @@ func TestFS_Symlink(t *testing.T) {
 		{"", "/empty", syscall.ENOENT},
 		{"x", "/" + strings.Repeat("n", 256), syscall.ENAMETOOLONG},
 		{"x\x00y", "/nul", syscall.EINVAL},
+		{"x", "/new4/", syscall.ENOENT}, // symlink(2): a missing "name/"
+		{"x", "/d/f/", syscall.EEXIST},
 	} {
 		err := f.Symlink(tc.target, tc.path)
 		wantErrno(t, "Symlink("+tc.target+", "+tc.path+")", err, tc.errno)

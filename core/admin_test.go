@@ -91,7 +91,7 @@ func TestAgent_FsckFindsAndRepairs(t *testing.T) {
 		t.Fatalf("fresh fsck = %+v, %v", rep, err)
 	}
 	// Damage: an orphan inode with data, a wrong nlink, a chunk beyond EOF.
-	err = a.DB.Write(ctx, func(c *store.Conn, _ bool) error {
+	err = a.DB.Write(ctx, func(c *store.Conn) error {
 		for _, q := range []string{
 			"INSERT INTO fs_inode (ino, mode, nlink, size, atime, mtime, ctime) VALUES (999, 33188, 1, 3, 0, 0, 0)",
 			"INSERT INTO fs_data (ino, chunk_index, data) VALUES (999, 0, x'616263')",
@@ -151,7 +151,7 @@ func oldLayout(t *testing.T, version string) string {
 	if version == "0.2" {
 		nl, nl1 = ", nlink", ", 1"
 	}
-	err = db.Write(ctx, func(c *store.Conn, _ bool) error {
+	err = db.Write(ctx, func(c *store.Conn) error {
 		for _, q := range []string{
 			`CREATE TABLE fs_config (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
 			inode,
@@ -231,7 +231,7 @@ func TestKV_ListIsRangeScan(t *testing.T) {
 	ctx := context.Background()
 	a := newAgent(t)
 	var plan []string
-	err := a.DB.Do(ctx, func(c *store.Conn, _ bool) error {
+	err := a.DB.Do(ctx, func(c *store.Conn) error {
 		rows, err := c.Query("EXPLAIN QUERY PLAN SELECT CAST(key AS BLOB), CAST(value AS BLOB) FROM kv_store WHERE key >= ? AND key < CAST(? AS TEXT) ORDER BY key", "user:", []byte("user;"))
 		if err != nil {
 			return err

@@ -77,7 +77,7 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 
 func (a *Agent) prepare(ctx context.Context, opts Options) error {
 	var info schema.Info
-	err := a.DB.Do(ctx, func(c *store.Conn, _ bool) error {
+	err := a.DB.Do(ctx, func(c *store.Conn) error {
 		var err error
 		info, err = schema.Inspect(c)
 		return err
@@ -94,7 +94,7 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 	case info.AgentFSVersion != "" && schema.Newer(info.AgentFSVersion):
 		return fmt.Errorf("open %s: %w (AgentFS %s); upgrade agentfs", a.DB.Path(), schema.ErrTooNew, info.AgentFSVersion)
 	case info.AgentFSVersion == "":
-		err = a.DB.Write(ctx, func(c *store.Conn, _ bool) error { return schema.Create(c, opts.ChunkSize) })
+		err = a.DB.Write(ctx, func(c *store.Conn) error { return schema.Create(c, opts.ChunkSize) })
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 		if err != nil {
 			return err
 		}
-		if err := a.DB.Write(ctx, func(c *store.Conn, _ bool) error { return schema.Apply(c, steps) }); err != nil {
+		if err := a.DB.Write(ctx, func(c *store.Conn) error { return schema.Apply(c, steps) }); err != nil {
 			return err
 		}
 	case info.FormatVersion > schema.FormatVersion:
@@ -115,7 +115,7 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 	default:
 		return fmt.Errorf("open %s: %w: it has AgentFS layout %s, this build uses %s", a.DB.Path(), schema.ErrNeedsMigration, info.AgentFSVersion, schema.AgentFSVersion)
 	}
-	err = a.DB.Do(ctx, func(c *store.Conn, _ bool) error {
+	err = a.DB.Do(ctx, func(c *store.Conn) error {
 		var err error
 		a.Info, err = schema.Inspect(c)
 		return err

@@ -158,10 +158,10 @@ func (a *Agent) Fsck(ctx context.Context, repair bool) (*FsckReport, error) {
 			Scan(&rep.Inodes, &rep.Dentries, &rep.Chunks)
 	}
 	if !repair {
-		err := a.DB.Do(ctx, func(c *store.Conn, _ bool) error { return check(c) })
+		err := a.DB.Do(ctx, func(c *store.Conn) error { return check(c) })
 		return rep, err
 	}
-	err := a.DB.Write(ctx, func(c *store.Conn, _ bool) error {
+	err := a.DB.Write(ctx, func(c *store.Conn) error {
 		if err := check(c); err != nil {
 			return err
 		}

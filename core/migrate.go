@@ -32,7 +32,7 @@ func Migrate(ctx context.Context, path string, dryRun bool) (*MigrationResult, e
 	}
 	defer db.Close()
 	res := &MigrationResult{}
-	err = db.Do(ctx, func(c *store.Conn, _ bool) error {
+	err = db.Do(ctx, func(c *store.Conn) error {
 		var err error
 		res.From, err = schema.Inspect(c)
 		return err
@@ -51,6 +51,6 @@ func Migrate(ctx context.Context, path string, dryRun bool) (*MigrationResult, e
 	if err := db.CopyTo(ctx, res.Backup); err != nil {
 		return nil, fmt.Errorf("migrate %s: backup failed, nothing changed: %w", path, err)
 	}
-	err = db.Write(ctx, func(c *store.Conn, _ bool) error { return schema.Apply(c, res.Steps) })
+	err = db.Write(ctx, func(c *store.Conn) error { return schema.Apply(c, res.Steps) })
 	return res, err
 }

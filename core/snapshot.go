@@ -68,7 +68,7 @@ func (a *Agent) CreateSnapshot(ctx context.Context, name string) (Snapshot, erro
 		return Snapshot{}, err
 	}
 	s := Snapshot{Name: name, Path: dest, CreatedAt: now, Size: st.Size()}
-	err = a.DB.Write(ctx, func(c *store.Conn, _ bool) error {
+	err = a.DB.Write(ctx, func(c *store.Conn) error {
 		_, err := c.Exec("INSERT OR REPLACE INTO agentfs_snapshot (name, path, created_at, size) VALUES (?, ?, ?, ?)",
 			name, dest, now.UnixNano(), s.Size)
 		return err
@@ -85,7 +85,7 @@ func (a *Agent) CreateSnapshot(ctx context.Context, name string) (Snapshot, erro
 // too; rows whose file is gone are not.
 func (a *Agent) Snapshots(ctx context.Context) ([]Snapshot, error) {
 	known := map[string]Snapshot{}
-	err := a.DB.Do(ctx, func(c *store.Conn, _ bool) error {
+	err := a.DB.Do(ctx, func(c *store.Conn) error {
 		rows, err := c.Query("SELECT CAST(name AS BLOB), CAST(path AS BLOB), created_at, size FROM agentfs_snapshot")
 		if err != nil {
 			return err

@@ -229,7 +229,7 @@ func TestStore_Timestamps(t *testing.T) {
 		t.Errorf("timestamps of a new key: got created %d updated %d, want both in [%d, %d]", e.CreatedAt, e.UpdatedAt, before, after)
 	}
 	// Age the row, then update it: created_at stays, updated_at moves.
-	err = a.DB.Write(ctx, func(c *store.Conn, _ bool) error {
+	err = a.DB.Write(ctx, func(c *store.Conn) error {
 		_, err := c.Exec("UPDATE kv_store SET created_at = 1000, updated_at = 2000 WHERE key = 'k'")
 		return err
 	})

@@ -57,8 +57,6 @@ type DB struct {
 	pool    *sql.DB // the primary conn is taken from here too
 	readers *sql.DB
 
-	lastDataVersion int64
-	dvKnown         bool
 }
 
 // Open opens (creating if needed) the database file at path.
@@ -80,7 +78,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	} else if _, err := os.Stat(abs); err != nil {
 		return nil, err
 	}
-	dsn := "file:" + abs
+	// SQLite reads "file:" names as URIs: escape the characters that
+	// would end the path or start an escape.
+	dsn := "file:" + strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f").Replace(abs)
 	db := &DB{path: abs, opts: opts}
 	pool, err := db.openPool(dsn, 1)
 	if err != nil {
@@ -209,7 +209,15 @@ func (db *DB) Close() error {
 type Conn struct {
 	c   *sql.Conn
 	ctx context.Context
+	dv  int64
 }
+
+// DataVersion is PRAGMA data_version as read at the start of the running
+// Do or Write: it differs between two operations exactly when another
+// connection (another process, or another DB in this one) committed in
+// between. Our own commits on the primary connection do not change it,
+// so each cache keeps its own last-seen value and compares.
+func (c *Conn) DataVersion() int64 { return c.dv }
 
 // Exec runs a statement.
 func (c *Conn) Exec(query string, args ...any) (sql.Result, error) {
@@ -232,10 +240,9 @@ func (c *Conn) Query(query string, args ...any) (*sql.Rows, error) {
 func (c *Conn) Context() context.Context { return c.ctx }
 
 // Do runs fn on the primary connection inside a read transaction, so all
-// of fn's queries see one snapshot even while other processes commit. It
-// reports whether another connection changed the database since the
-// previous call (external=true), so callers can drop caches first.
-func (db *DB) Do(ctx context.Context, fn func(c *Conn, external bool) error) error {
+// of fn's queries see one snapshot even while other processes commit.
+// c.DataVersion tells caches whether to drop what they hold.
+func (db *DB) Do(ctx context.Context, fn func(c *Conn) error) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.primary == nil {
@@ -248,11 +255,10 @@ func (db *DB) Do(ctx context.Context, fn func(c *Conn, external bool) error) err
 	defer c.c.ExecContext(c.ctx, "COMMIT")
 	// The pragma is the first read: it opens the snapshot that the rest of
 	// fn reads, and reports changes committed before it.
-	ext, err := db.checkDataVersion(c)
-	if err != nil {
+	if err := db.readDataVersion(c); err != nil {
 		return err
 	}
-	return fn(c, ext)
+	return fn(c)
 }
 
 // Locked runs fn while holding the primary connection's lock, without
@@ -265,7 +271,7 @@ func (db *DB) Locked(fn func()) {
 
 // Write runs fn in one write transaction (BEGIN IMMEDIATE) on the primary
 // connection: all of fn's statements commit together or none does.
-func (db *DB) Write(ctx context.Context, fn func(c *Conn, external bool) error) (err error) {
+func (db *DB) Write(ctx context.Context, fn func(c *Conn) error) (err error) {
 	if db.opts.ReadOnly {
 		return ErrReadOnly
 	}
@@ -294,14 +300,13 @@ func (db *DB) Write(ctx context.Context, fn func(c *Conn, external bool) error) 
 	}()
 	// Inside BEGIN IMMEDIATE nobody else can commit, so the data version
 	// read here covers every external change up to our own commit.
-	ext, err := db.checkDataVersion(c)
-	if err != nil {
+	if err := db.readDataVersion(c); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return fn(c, ext)
+	return fn(c)
 }
 
 func (db *DB) begin(c *Conn) error {
@@ -324,14 +329,11 @@ func (db *DB) rollback(c *Conn) {
 	_, _ = c.c.ExecContext(context.Background(), "ROLLBACK")
 }
 
-func (db *DB) checkDataVersion(c *Conn) (bool, error) {
-	var v int64
-	if err := c.c.QueryRowContext(c.ctx, "PRAGMA data_version").Scan(&v); err != nil {
-		return false, classify(err)
+func (db *DB) readDataVersion(c *Conn) error {
+	if err := c.c.QueryRowContext(c.ctx, "PRAGMA data_version").Scan(&c.dv); err != nil {
+		return classify(err)
 	}
-	ext := !db.dvKnown || v != db.lastDataVersion
-	db.lastDataVersion, db.dvKnown = v, true
-	return ext, nil
+	return nil
 }
 
 // Read runs fn on a reader connection inside a read transaction, in

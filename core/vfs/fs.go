@@ -82,34 +82,22 @@ func (f *FS) resetCache() {
 }
 
 // refresh drops the caches when another connection (another process, or
-// another Agent on the same file) committed since they were filled.
-//
-// The store's external flag alone is not enough: the store keeps one
-// data_version for every user of the connection, so a KV or tool-call
-// operation that ran after the foreign commit consumed the flag and the
-// next filesystem operation saw external=false, served stale entries and
-// attributes, and could even write with a stale size (an append after
-// another process rewrote the file truncated its data). The filesystem
-// therefore tracks data_version itself; the pragma is cheap and our own
-// commits on this connection do not change it.
-func (f *FS) refresh(c *store.Conn, external bool) error {
-	var v int64
-	if err := c.QueryRow("PRAGMA data_version").Scan(&v); err != nil {
-		return err
-	}
-	if external || !f.dvKnown || v != f.dataVersion || len(f.dentries)+len(f.inodes) > cacheLimit {
+// another Agent on the same file) committed since they were filled. The
+// filesystem keeps its own last-seen data version: the store's connection
+// is shared with the kv store and the tool log, whose operations must not
+// hide a foreign commit from the filesystem.
+func (f *FS) refresh(c *store.Conn) {
+	v := c.DataVersion()
+	if !f.dvKnown || v != f.dataVersion || len(f.dentries)+len(f.inodes) > cacheLimit {
 		f.resetCache()
 	}
 	f.dataVersion, f.dvKnown = v, true
-	return nil
 }
 
 // read runs fn on the primary connection with coherent caches.
 func (f *FS) read(c func(c *store.Conn) error) error {
-	return f.db.Do(bg, func(conn *store.Conn, external bool) error {
-		if err := f.refresh(conn, external); err != nil {
-			return err
-		}
+	return f.db.Do(bg, func(conn *store.Conn) error {
+		f.refresh(conn)
 		return c(conn)
 	})
 }
@@ -118,10 +106,8 @@ func (f *FS) read(c func(c *store.Conn) error) error {
 // transaction fails after changing cached state, the caches are dropped
 // because the rollback undid what they learnt.
 func (f *FS) write(fn func(c *store.Conn) error) error {
-	err := f.db.Write(bg, func(conn *store.Conn, external bool) error {
-		if err := f.refresh(conn, external); err != nil {
-			return err
-		}
+	err := f.db.Write(bg, func(conn *store.Conn) error {
+		f.refresh(conn)
 		f.txnDirty = false
 		err := fn(conn)
 		if err != nil && f.txnDirty {

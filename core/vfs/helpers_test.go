@@ -181,7 +181,7 @@ func equalStrings(a, b []string) bool {
 func queryInt(t testing.TB, a *core.Agent, q string, args ...any) int64 {
 	t.Helper()
 	var n int64
-	err := a.DB.Do(ctx, func(c *store.Conn, _ bool) error { return c.QueryRow(q, args...).Scan(&n) })
+	err := a.DB.Do(ctx, func(c *store.Conn) error { return c.QueryRow(q, args...).Scan(&n) })
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}

@@ -46,7 +46,7 @@ time and prints as "YYYY-MM-DD HH:MM:SS[.fraction]".
 			}
 			q := args[1]
 			return withAgent(cmd, args[0], core.Options{ReadOnly: true}, func(a *core.Agent) error {
-				return a.DB.Do(cmd.Context(), func(c *store.Conn, _ bool) error {
+				return a.DB.Do(cmd.Context(), func(c *store.Conn) error {
 					// query_only refuses writes; rolling back to a savepoint
 					// also undoes anything that got past it.
 					if _, err := c.Exec("SAVEPOINT agentfs_query"); err != nil {

@@ -56,7 +56,6 @@ type DB struct {
 	primary *sql.Conn
 	pool    *sql.DB // the primary conn is taken from here too
 	readers *sql.DB
-
 }
 
 // Open opens (creating if needed) the database file at path.

@@ -379,7 +379,7 @@ func checkPath(op, path string) error {
 	if path == "" {
 		return pathErr(op, path, syscall.ENOENT)
 	}
-	if len(path) > PathMax {
+	if len(path) >= PathMax { // PATH_MAX counts the terminating NUL
 		return pathErr(op, path, syscall.ENAMETOOLONG)
 	}
 	if strings.IndexByte(path, 0) >= 0 {

@@ -113,15 +113,57 @@ type WriteOptions struct {
 	CreateParents bool   // create missing parent directories (mkdir -p)
 	Append        bool   // append instead of replacing the content
 	Exclusive     bool   // fail with EEXIST when the file exists
+	// SetPerm applies Perm (taken literally, 0 included) to an existing
+	// file too; by default a replaced file keeps its mode, as with open(2).
+	SetPerm bool
+	// Atime and Mtime, when not zero, are the file's times after the write
+	// instead of now: an import keeps the source's times in the same
+	// transaction as the data.
+	Atime, Mtime time.Time
 }
 
 // WriteFile replaces (or creates) the content of a file in one
 // transaction, following symlinks as open(2) does.
 func (f *FS) WriteFile(path string, data []byte, opts WriteOptions) error {
-	if opts.Perm == 0 {
+	if opts.Perm == 0 && !opts.SetPerm {
 		opts.Perm = 0o644
 	}
 	return f.write(func(c *store.Conn) error {
+		ino, err := f.writeFile(c, path, data, opts)
+		if err != nil || (!opts.SetPerm && opts.Atime.IsZero() && opts.Mtime.IsZero()) {
+			return err
+		}
+		return f.setModeTimes(c, ino, opts)
+	})
+}
+
+// setModeTimes applies WriteOptions.SetPerm, Atime and Mtime to ino.
+func (f *FS) setModeTimes(c *store.Conn, ino int64, opts WriteOptions) error {
+	st, ok, err := f.inode(c, ino)
+	if err != nil || !ok {
+		return err
+	}
+	mode := st.Mode
+	if opts.SetPerm {
+		mode = st.Type() | opts.Perm&0o7777
+	}
+	at, mt := st.Atime, st.Mtime
+	if !opts.Atime.IsZero() {
+		at = opts.Atime
+	}
+	if !opts.Mtime.IsZero() {
+		mt = opts.Mtime
+	}
+	f.dirty()
+	delete(f.inodes, ino)
+	_, err = c.Exec("UPDATE fs_inode SET mode = ?, atime = ?, atime_nsec = ?, mtime = ?, mtime_nsec = ? WHERE ino = ?",
+		int64(mode), at.Unix(), at.Nanosecond(), mt.Unix(), mt.Nanosecond(), ino)
+	return err
+}
+
+func (f *FS) writeFile(c *store.Conn, path string, data []byte, opts WriteOptions) (int64, error) {
+	var ino int64
+	err := func() error {
 		now := time.Now()
 		if opts.CreateParents {
 			if dir := parentPath(path); dir != "/" {
@@ -140,12 +182,13 @@ func (f *FS) WriteFile(path string, data []byte, opts WriteOptions) error {
 			if err := f.creatable(c, "open", path, l); err != nil {
 				return err
 			}
-			ino, err := f.newInode(c, l.parent, l.name, schema.ModeRegular|f.applyUmask(opts.Perm), int64(len(data)), 0, now)
+			ino, err = f.newInode(c, l.parent, l.name, schema.ModeRegular|f.applyUmask(opts.Perm), int64(len(data)), 0, now)
 			if err != nil {
 				return err
 			}
 			return f.insertChunks(c, ino, 0, data)
 		}
+		ino = l.ino
 		if opts.Exclusive {
 			return pathErr("open", path, syscall.EEXIST)
 		}
@@ -159,7 +202,8 @@ func (f *FS) WriteFile(path string, data []byte, opts WriteOptions) error {
 			return f.pwrite(c, l.ino, l.st.Size, data, now)
 		}
 		return f.replaceData(c, l.ino, l.st.Size, data, now)
-	})
+	}()
+	return ino, err
 }
 
 // resolveCreate resolves the path of an open with O_CREAT as open(2)

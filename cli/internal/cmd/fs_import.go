@@ -292,35 +292,37 @@ func (im *importer) file(p, target string, fi os.FileInfo) error {
 	}
 	defer f.Close()
 	tick := func(n int) { im.stats.bytes += int64(n); im.prog.tick() }
+	at, mt := hostAtime(fi), fi.ModTime()
 	if fi.Size() <= smallFile {
 		data, err := io.ReadAll(f)
 		if err != nil {
 			return hostErr(err)
 		}
-		if err := im.fs.WriteFile(target, data, vfs.WriteOptions{Perm: perm}); err != nil {
+		// Data, mode and times in one transaction.
+		if err := im.fs.WriteFile(target, data, vfs.WriteOptions{Perm: perm, SetPerm: true, Atime: at, Mtime: mt}); err != nil {
 			return err
 		}
 		tick(len(data))
-	} else {
-		h, err := im.fs.Open(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-		if err != nil {
-			return err
-		}
-		_, err = copyPieces(h, hostReader{f}, im.buf, tick)
-		if cerr := h.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
+		im.stats.files++
+		return nil
 	}
-	// A replaced file keeps its mode, and WriteFile reads perm 0 as 0644.
+	h, err := im.fs.Open(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = copyPieces(h, hostReader{f}, im.buf, tick)
+	if cerr := h.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	// A replaced file keeps its mode, and open(2) applies the umask.
 	if exists || perm == 0 {
 		if err := im.fs.Chmod(target, perm); err != nil {
 			return err
 		}
 	}
-	at, mt := hostAtime(fi), fi.ModTime()
 	if err := im.fs.Utimens(target, &at, &mt, false); err != nil {
 		return err
 	}

@@ -206,20 +206,7 @@ func copyTables(c *store.Conn) error {
 
 func commonColumns(c *store.Conn, table string) (string, error) {
 	names := func(schemaName string) ([]string, error) {
-		rows, err := c.Query("SELECT CAST(name AS BLOB) FROM pragma_table_info(?, ?)", table, schemaName)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var n []byte
-			if err := rows.Scan(&n); err != nil {
-				return nil, err
-			}
-			out = append(out, string(n))
-		}
-		return out, rows.Err()
+		return c.Strings("SELECT CAST(name AS BLOB) FROM pragma_table_info(?, ?)", table, schemaName)
 	}
 	mainCols, err := names("main")
 	if err != nil {

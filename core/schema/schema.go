@@ -387,37 +387,20 @@ func NeedsOnlyExtensions(info Info) bool {
 }
 
 func tableSet(c *store.Conn) (map[string]bool, error) {
-	rows, err := c.Query("SELECT CAST(name AS BLOB) FROM sqlite_master WHERE type = 'table'")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	m := map[string]bool{}
-	for rows.Next() {
-		var n []byte
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		m[string(n)] = true
-	}
-	return m, rows.Err()
+	return stringSet(c, "SELECT CAST(name AS BLOB) FROM sqlite_master WHERE type = 'table'")
 }
 
 func columns(c *store.Conn, table string) (map[string]bool, error) {
-	rows, err := c.Query("SELECT CAST(name AS BLOB) FROM pragma_table_info(?)", table)
-	if err != nil {
-		return nil, err
+	return stringSet(c, "SELECT CAST(name AS BLOB) FROM pragma_table_info(?)", table)
+}
+
+func stringSet(c *store.Conn, query string, args ...any) (map[string]bool, error) {
+	list, err := c.Strings(query, args...)
+	m := make(map[string]bool, len(list))
+	for _, s := range list {
+		m[s] = true
 	}
-	defer rows.Close()
-	m := map[string]bool{}
-	for rows.Next() {
-		var n []byte
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		m[string(n)] = true
-	}
-	return m, rows.Err()
+	return m, err
 }
 
 // Newer reports whether an AgentFS version is newer than this build's.

@@ -454,3 +454,22 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 		return nil
 	})
 }
+
+// Strings runs a query and returns its first column as strings, read as
+// bytes so that text the driver would mistake for a date stays exact.
+func (c *Conn) Strings(query string, args ...any) ([]string, error) {
+	rows, err := c.Query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		out = append(out, string(b))
+	}
+	return out, rows.Err()
+}

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"database/sql"
 	"strings"
 	"time"
 
@@ -50,7 +51,7 @@ func (f *FS) readData(c *store.Conn, ino, off, n, size int64) ([]byte, error) {
 	defer rows.Close()
 	for rows.Next() {
 		var idx int64
-		var data []byte
+		var data sql.RawBytes // copied into out below; saves a copy per chunk
 		if err := rows.Scan(&idx, &data); err != nil {
 			return nil, err
 		}

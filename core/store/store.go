@@ -123,7 +123,12 @@ func (db *DB) openPool(dsn string, size int) (*sql.DB, error) {
 }
 
 func (db *DB) pragmas() []string {
-	p := []string{fmt.Sprintf("PRAGMA busy_timeout = %d", db.opts.BusyTimeout.Milliseconds())}
+	p := []string{
+		fmt.Sprintf("PRAGMA busy_timeout = %d", db.opts.BusyTimeout.Milliseconds()),
+		// After a checkpoint, shrink a WAL that one big transaction (a
+		// 64 MiB write) grew, instead of keeping its size on disk forever.
+		"PRAGMA journal_size_limit = 16777216",
+	}
 	if db.opts.ReadOnly {
 		// The driver has no read-only open mode; query_only makes every
 		// write statement fail on this connection.

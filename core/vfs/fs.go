@@ -144,19 +144,55 @@ func (f *FS) lookup(c *store.Conn, parent int64, name string) (int64, error) {
 	return ino, nil
 }
 
-const inodeCols = "ino, mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec, mtime_nsec, ctime_nsec"
+// inodeCols selects the attributes of an inode as ONE column of packed
+// decimal integers. The driver pays two cgo calls per column and row, so
+// one packed column instead of thirteen halves the cost of a stat and of
+// every row of a readdir-plus. It is read as a BLOB so the driver does not
+// try to parse it as a date. Use it with a table alias "i".
+const inodeCols = `CAST(printf('%d %d %d %d %d %d %d %d %d %d %d %d %d', i.ino, i.mode, i.nlink, i.uid, i.gid, i.size,
+	i.atime, i.mtime, i.ctime, i.rdev, i.atime_nsec, i.mtime_nsec, i.ctime_nsec) AS BLOB)`
 
-type scanner interface{ Scan(dest ...any) error }
+// parseStat decodes a value of inodeCols.
+func parseStat(b []byte, st *Stat) error {
+	var v [13]int64
+	n := 0
+	for i := 0; i < len(b) && n < len(v); {
+		neg := b[i] == '-'
+		if neg {
+			i++
+		}
+		var x int64
+		start := i
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			x = x*10 + int64(b[i]-'0')
+		}
+		if i == start {
+			return fmt.Errorf("bad inode attributes %q", b)
+		}
+		if neg {
+			x = -x
+		}
+		v[n] = x
+		n++
+		if i < len(b) && b[i] == ' ' {
+			i++
+		}
+	}
+	if n != len(v) {
+		return fmt.Errorf("bad inode attributes %q", b)
+	}
+	st.Ino, st.Mode, st.Nlink, st.UID, st.GID, st.Size = v[0], uint32(v[1]), uint32(v[2]), uint32(v[3]), uint32(v[4]), v[5]
+	st.Atime, st.Mtime, st.Ctime = time.Unix(v[6], v[10]), time.Unix(v[7], v[11]), time.Unix(v[8], v[12])
+	st.Rdev = uint64(v[9])
+	return nil
+}
 
-func scanStat(r scanner, st *Stat) error {
-	var mode, nlink, uid, gid, rdev int64
-	var at, mt, ct, an, mn, cn int64
-	if err := r.Scan(&st.Ino, &mode, &nlink, &uid, &gid, &st.Size, &at, &mt, &ct, &rdev, &an, &mn, &cn); err != nil {
+func scanStat(r interface{ Scan(dest ...any) error }, st *Stat) error {
+	var b []byte // sql.Row refuses RawBytes
+	if err := r.Scan(&b); err != nil {
 		return err
 	}
-	st.Mode, st.Nlink, st.UID, st.GID, st.Rdev = uint32(mode), uint32(nlink), uint32(uid), uint32(gid), uint64(rdev)
-	st.Atime, st.Mtime, st.Ctime = time.Unix(at, an), time.Unix(mt, mn), time.Unix(ct, cn)
-	return nil
+	return parseStat(b, st)
 }
 
 // inode reads the attributes of ino. ok is false when it does not exist.
@@ -165,7 +201,7 @@ func (f *FS) inode(c *store.Conn, ino int64) (Stat, bool, error) {
 		return st, true, nil
 	}
 	var st Stat
-	err := scanStat(c.QueryRow("SELECT "+inodeCols+" FROM fs_inode WHERE ino = ?", ino), &st)
+	err := scanStat(c.QueryRow("SELECT "+inodeCols+" FROM fs_inode i WHERE i.ino = ?", ino), &st)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, false, nil
 	}

@@ -352,7 +352,7 @@ func (f *FS) ReaddirPlus(path string) ([]DirEntry, error) {
 }
 
 func (f *FS) readdirPlusIno(c *store.Conn, dir int64) ([]DirEntry, error) {
-	rows, err := c.Query(`SELECT CAST(d.name AS BLOB), i.ino, i.mode, i.nlink, i.uid, i.gid, i.size, i.atime, i.mtime, i.ctime, i.rdev, i.atime_nsec, i.mtime_nsec, i.ctime_nsec
+	rows, err := c.Query(`SELECT CAST(d.name AS BLOB), `+inodeCols+`
 		FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino WHERE d.parent_ino = ? ORDER BY d.name`, dir)
 	if err != nil {
 		return nil, err
@@ -360,15 +360,15 @@ func (f *FS) readdirPlusIno(c *store.Conn, dir int64) ([]DirEntry, error) {
 	defer rows.Close()
 	var out []DirEntry
 	for rows.Next() {
-		var name []byte
+		var name, attrs sql.RawBytes
 		var e DirEntry
-		var mode, nlink, uid, gid, rdev, at, mt, ct, an, mn, cn int64
-		if err := rows.Scan(&name, &e.Stat.Ino, &mode, &nlink, &uid, &gid, &e.Stat.Size, &at, &mt, &ct, &rdev, &an, &mn, &cn); err != nil {
+		if err := rows.Scan(&name, &attrs); err != nil {
+			return nil, err
+		}
+		if err := parseStat(attrs, &e.Stat); err != nil {
 			return nil, err
 		}
 		e.Name = string(name)
-		e.Stat.Mode, e.Stat.Nlink, e.Stat.UID, e.Stat.GID, e.Stat.Rdev = uint32(mode), uint32(nlink), uint32(uid), uint32(gid), uint64(rdev)
-		e.Stat.Atime, e.Stat.Mtime, e.Stat.Ctime = time.Unix(at, an), time.Unix(mt, mn), time.Unix(ct, cn)
 		e.Stat.Blksize = int64(f.chunkSize)
 		f.dentries[dentryKey{dir, e.Name}] = e.Stat.Ino
 		f.inodes[e.Stat.Ino] = e.Stat

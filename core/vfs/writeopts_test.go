@@ -53,3 +53,37 @@ func TestFS_PathMaxCountsNUL(t *testing.T) {
 		t.Fatalf("Stat of a %d-byte path: %v, want ENOENT", vfs.PathMax-1, err)
 	}
 }
+
+// Attributes travel packed as decimal text; negative times (before 1970)
+// and large sizes must survive.
+func TestFS_StatPreEpochTimes(t *testing.T) {
+	f := newFS(t)
+	if err := f.WriteFile("/old", []byte("x"), vfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	at, mt := time.Unix(-86400*365, 5), time.Unix(-1, 999999999)
+	if err := f.Utimens("/old", &at, &mt, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate("/old", 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	for _, get := range []func() (vfs.Stat, error){
+		func() (vfs.Stat, error) { return f.Stat("/old") },
+		func() (vfs.Stat, error) {
+			es, err := f.ReaddirPlus("/")
+			if err != nil || len(es) != 1 {
+				return vfs.Stat{}, err
+			}
+			return es[0].Stat, nil
+		},
+	} {
+		st, err := get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Atime.Equal(at) || !st.Mtime.Equal(mt) || st.Size != 1<<40 {
+			t.Fatalf("got atime %v mtime %v size %d; want %v %v %d", st.Atime, st.Mtime, st.Size, at, mt, int64(1<<40))
+		}
+	}
+}

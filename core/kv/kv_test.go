@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,18 +42,6 @@ func keys(es []kv.Entry) []string {
 		out = append(out, e.Key)
 	}
 	return out
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestStore_SetJSON(t *testing.T) {
@@ -117,7 +106,7 @@ func TestStore_Set(t *testing.T) {
 	if err := s.Get(ctx, "rec", &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Name != in.Name || !equal(out.Tags, in.Tags) || out.Score != in.Score || out.Meta["k"] != "v" || !out.When.Equal(in.When) {
+	if out.Name != in.Name || !slices.Equal(out.Tags, in.Tags) || out.Score != in.Score || out.Meta["k"] != "v" || !out.When.Equal(in.When) {
 		t.Errorf("Get: got %+v, want %+v", out, in)
 	}
 	for _, v := range []any{nil, true, 42, -1.25, "s", []int{1, 2}, map[string]any{"a": []any{1.0, "x"}}} {
@@ -279,7 +268,7 @@ func TestStore_List(t *testing.T) {
 			t.Errorf("List(%q, %d): %v", tc.prefix, tc.limit, err)
 			continue
 		}
-		if got := keys(es); !equal(got, tc.want) {
+		if got := keys(es); !slices.Equal(got, tc.want) {
 			t.Errorf("List(%q, %d): got %q, want %q", tc.prefix, tc.limit, got, tc.want)
 		}
 	}
@@ -319,7 +308,7 @@ func TestStore_ListUTF8(t *testing.T) {
 			t.Errorf("List(%q): %v", tc.prefix, err)
 			continue
 		}
-		if got := keys(es); !equal(got, tc.want) {
+		if got := keys(es); !slices.Equal(got, tc.want) {
 			t.Errorf("List(%q): got %q, want %q", tc.prefix, got, tc.want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -282,18 +283,6 @@ func ids(calls []toolcalls.Call) []int64 {
 	return out
 }
 
-func equalIDs(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestLog_List(t *testing.T) {
 	l := newLog(t)
 	base := time.Unix(1700000000, 0)
@@ -351,7 +340,7 @@ func TestLog_List(t *testing.T) {
 			t.Errorf("%s: %v", tc.what, err)
 			continue
 		}
-		if got := ids(calls); !equalIDs(got, tc.want) {
+		if got := ids(calls); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: got ids %v, want %v", tc.what, got, tc.want)
 		}
 	}

@@ -425,20 +425,8 @@ func (ex *exporter) run(src, host string) error {
 		}
 		return ex.file(src, target, st)
 	}
-	fi, err := os.Stat(host)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(host, 0o755); err != nil {
-			return hostErr(err)
-		}
-	case err != nil:
-		return hostErr(err)
-	case !fi.IsDir():
-		return hostErr(pathError("export", host, syscall.ENOTDIR))
-	case fi.Mode().Perm()&0o700 != 0o700:
-		if err := os.Chmod(host, fi.Mode().Perm()|0o700); err != nil {
-			return hostErr(err)
-		}
+	if err := prepareHostDir(host, true); err != nil {
+		return err
 	}
 	ex.dirs = append(ex.dirs, hostDir{times{host, st.Atime, st.Mtime}, hostMode(st)})
 	if err := ex.walk(src, host); err != nil {
@@ -450,6 +438,41 @@ func (ex *exporter) run(src, host string) error {
 			return hostErr(err)
 		}
 		if err := os.Chtimes(d.path, d.atime, d.mtime); err != nil {
+			return hostErr(err)
+		}
+	}
+	return nil
+}
+
+// prepareHostDir makes sure h is a host directory the export can write
+// into: created when missing (the top one with its parents, followed if
+// it is a symlink; the ones below never through a symlink) and owner-rwx
+// until the final modes are set at the end.
+func prepareHostDir(h string, top bool) error {
+	stat, notDir := os.Lstat, syscall.EEXIST
+	if top {
+		stat, notDir = os.Stat, syscall.ENOTDIR
+	}
+	fi, err := stat(h)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		mk := func() error { return os.Mkdir(h, 0o700) }
+		if top {
+			mk = func() error { return os.MkdirAll(h, 0o755) }
+		}
+		if err := mk(); err != nil {
+			return hostErr(err)
+		}
+	case err != nil:
+		return hostErr(err)
+	case !fi.IsDir():
+		op := "mkdir"
+		if top {
+			op = "export"
+		}
+		return hostErr(pathError(op, h, notDir))
+	case fi.Mode().Perm()&0o700 != 0o700:
+		if err := os.Chmod(h, fi.Mode().Perm()|0o700); err != nil {
 			return hostErr(err)
 		}
 	}
@@ -470,20 +493,8 @@ func (ex *exporter) walk(dir, hdir string) error {
 		src, h := path.Join(dir, e.Name), filepath.Join(hdir, e.Name)
 		switch {
 		case e.Stat.IsDir():
-			fi, err := os.Lstat(h)
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				if err := os.Mkdir(h, 0o700); err != nil {
-					return hostErr(err)
-				}
-			case err != nil:
-				return hostErr(err)
-			case !fi.IsDir():
-				return hostErr(pathError("mkdir", h, syscall.EEXIST))
-			case fi.Mode().Perm()&0o700 != 0o700:
-				if err := os.Chmod(h, fi.Mode().Perm()|0o700); err != nil {
-					return hostErr(err)
-				}
+			if err := prepareHostDir(h, false); err != nil {
+				return err
 			}
 			ex.dirs = append(ex.dirs, hostDir{times{h, e.Stat.Atime, e.Stat.Mtime}, hostMode(e.Stat)})
 			ex.stats.dirs++

@@ -45,6 +45,9 @@ type Options struct {
 	ReadOnly bool
 	// Readers is the size of the reader pool. Default 4.
 	Readers int
+	// PageSize of a database file created by this Open (SQLite's default,
+	// 4096, when 0). It cannot change once the file has pages.
+	PageSize int
 }
 
 // DB is an open database file.
@@ -92,6 +95,13 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, classify(fmt.Errorf("open %s: %w", path, err))
 	}
 	db.primary = conn
+	if opts.PageSize != 0 && !opts.ReadOnly {
+		// Only effective while the file is empty; must precede WAL mode.
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d", opts.PageSize)); err != nil {
+			db.Close()
+			return nil, classify(fmt.Errorf("open %s: set page size: %w", path, err))
+		}
+	}
 	if !opts.ReadOnly {
 		// journal_mode answers with a row; QueryRow is required by the driver.
 		var mode string

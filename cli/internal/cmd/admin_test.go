@@ -46,3 +46,12 @@ func TestMigrate_UpToDate(t *testing.T) {
 func TestRoot_UnknownCommandIsUsageError(t *testing.T) {
 	wantFail(t, 2, []string{"bogus"}, "unknown command", "Try: agentfs --help")
 }
+
+func TestInit_PageSize(t *testing.T) {
+	t.Chdir(t.TempDir())
+	mustRun(t, "init", "p", "--page-size", "8192")
+	if out := mustRun(t, "query", "p", "SELECT page_size FROM pragma_page_size", "--format", "csv"); !strings.Contains(out, "8192") {
+		t.Fatalf("page size query = %q, want 8192", out)
+	}
+	wantFail(t, 1, []string{"init", "q", "--page-size", "3000"}, "power of two")
+}

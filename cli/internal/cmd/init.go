@@ -15,7 +15,7 @@ func init() { register(newInitCmd) }
 
 func newInitCmd() *cobra.Command {
 	var force bool
-	var chunkSize int
+	var chunkSize, pageSize int
 	c := &cobra.Command{
 		Use:   "init [ID]",
 		Short: "Create an agent database in .agentfs/ID.db",
@@ -44,7 +44,7 @@ current directory.`,
 					}
 				}
 			}
-			a, err := core.Open(cmd.Context(), path, core.Options{Create: true, ChunkSize: chunkSize})
+			a, err := core.Open(cmd.Context(), path, core.Options{Create: true, ChunkSize: chunkSize, PageSize: pageSize})
 			if err != nil {
 				return err
 			}
@@ -57,6 +57,7 @@ current directory.`,
 	}
 	c.Flags().BoolVar(&force, "force", false, "replace an existing database")
 	c.Flags().IntVar(&chunkSize, "chunk-size", 4096, "size of file data chunks in bytes")
+	c.Flags().IntVar(&pageSize, "page-size", 0, "SQLite page size of the new file (default 4096; 8192 stores small files more compactly, writes slower)")
 	return c
 }
 

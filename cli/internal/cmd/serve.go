@@ -1,0 +1,54 @@
+package cmd
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newServeCmd) }
+
+// serveCommands makes the subcommands of "agentfs serve", one per protocol;
+// each serve_*.go file adds its own with registerServe.
+var serveCommands []func() *cobra.Command
+
+func registerServe(f func() *cobra.Command) { serveCommands = append(serveCommands, f) }
+
+func newServeCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "serve PROTOCOL ID_OR_PATH [flags]",
+		Short: "Serve an agent to other programs over a protocol",
+		Long: `Serve an agent's database to other programs over a protocol, until
+interrupted. Run "agentfs serve PROTOCOL --help" for the options of one.`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError(c, "unknown protocol %q for %q", args[0], c.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	for _, f := range serveCommands {
+		c.AddCommand(f())
+	}
+	return c
+}
+
+// listenTCP listens on addr (HOST:PORT; port 0 picks a free one) for a
+// serve subcommand. A server reachable from other machines gives them the
+// agent's data without authentication: binding to anything but a
+// loopback address prints a warning on stderr.
+func listenTCP(cmd *cobra.Command, addr string) (net.Listener, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, usageError(cmd, "bad address %q: %v (want HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := ln.Addr().(*net.TCPAddr); !ok || !a.IP.IsLoopback() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "agentfs: warning: listening on %s, which is not a loopback address: anyone who can reach this port can read and write the agent's files, without authentication. Use 127.0.0.1:PORT to serve this machine only.\n", ln.Addr())
+	}
+	return ln, nil
+}

@@ -1,0 +1,158 @@
+package cmd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/sandbox"
+)
+
+func init() { register(newShCmd) }
+
+func newShCmd() *cobra.Command {
+	var script, profile, cwd string
+	var envs []string
+	var interactive bool
+	c := &cobra.Command{
+		Use:   "sh ID_OR_PATH [-c SCRIPT]",
+		Short: "Run a shell inside the engine, over the agent's files (no host process, no host file)",
+		Long: `Run a POSIX shell whose every file access goes to the agent filesystem and
+whose every command (cat, ls, grep, sed, awk, jq, find, xargs, diff...) is
+implemented inside agentfs: nothing on the host is started, read or written.
+Unknown commands answer "command not found" (exit 127).
+
+With -c, run SCRIPT and exit with its exit status. Without -c, read
+commands from a terminal, one line at a time, in one shell whose working
+directory, variables and functions persist (type exit or Ctrl-D to leave);
+when standard input is not a terminal, it is read as the script.
+
+Limits (--profile): normal, or hardened for untrusted scripts. A script
+stopped by a limit exits with 124 and says which limit. Every run is
+recorded as an "exec" tool call: see agentfs timeline ID.`,
+		Example: `  agentfs sh my-agent -c 'grep -rn TODO /src | head'
+  agentfs sh my-agent --profile hardened --env TOKEN=x -c 'env'
+  agentfs sh my-agent --cwd /src`,
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeAgentFirst,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			limits, err := sandbox.Profile(profile)
+			if err != nil {
+				return usageError(cmd, "--profile must be normal or hardened, not %q", profile)
+			}
+			env := map[string]string{}
+			for _, kv := range envs {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usageError(cmd, "--env takes NAME=VALUE, not %q", kv)
+				}
+				env[k] = v
+			}
+			return withAgent(cmd, args[0], core.Options{}, func(a *core.Agent) error {
+				sb, err := sandbox.New(a, sandbox.Options{Policy: sandbox.Policy{Env: env}, Limits: limits})
+				if err != nil {
+					return err
+				}
+				sess, err := sb.NewSession(agentPath(cwd))
+				if err != nil {
+					return userError{msg: err.Error(), hint: fmt.Sprintf("agentfs fs %s ls / (then pick an existing directory for --cwd)", args[0])}
+				}
+				out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+				if cmd.Flags().Changed("command") {
+					return shRun(cmd, sess, script, cmd.InOrStdin(), out, errw)
+				}
+				if interactive || isTerminalReader(cmd.InOrStdin()) {
+					return shInteractive(cmd, sess, cmd.InOrStdin(), out, errw)
+				}
+				data, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				return shRun(cmd, sess, string(data), nil, out, errw)
+			})
+		},
+	}
+	c.Flags().StringVarP(&script, "command", "c", "", "run SCRIPT and exit with its status")
+	c.Flags().StringVar(&profile, "profile", "normal", "limits: normal or hardened")
+	c.Flags().StringArrayVar(&envs, "env", nil, "set a variable of the shell (repeatable); nothing comes from the host environment")
+	c.Flags().StringVar(&cwd, "cwd", "/", "working directory in the agent filesystem")
+	c.Flags().BoolVarP(&interactive, "interactive", "i", false, "read commands line by line even when stdin is not a terminal")
+	return c
+}
+
+// shRun runs one script and ends the command with its exit status.
+func shRun(cmd *cobra.Command, sess *sandbox.Session, script string, stdin io.Reader, out, errw io.Writer) error {
+	res, err := sess.Exec(cmd.Context(), script, sandbox.ExecOptions{Stdin: stdin, Stdout: out, Stderr: errw})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return exitError{code: res.ExitCode}
+	}
+	return nil
+}
+
+// shInteractive reads lines, runs each complete command in the session
+// and prints the prompt "agentfs:DIR$ ". Commands get no standard input,
+// which carries the next lines.
+func shInteractive(cmd *cobra.Command, sess *sandbox.Session, in io.Reader, out, errw io.Writer) error {
+	r := bufio.NewReader(in)
+	last := 0
+	for {
+		fmt.Fprintf(out, "agentfs:%s$ ", sess.Dir())
+		var script string
+		for {
+			line, err := r.ReadString('\n')
+			script += line
+			if err != nil {
+				if strings.TrimSpace(script) == "" {
+					fmt.Fprintln(out)
+					return exitStatus(last)
+				}
+				break
+			}
+			if !sandbox.Incomplete(script) {
+				break
+			}
+			fmt.Fprint(out, "> ")
+		}
+		if strings.TrimSpace(script) == "" {
+			continue
+		}
+		res, err := sess.Exec(cmd.Context(), script, sandbox.ExecOptions{Stdout: out, Stderr: errw})
+		if err != nil {
+			if errors.Is(err, cmd.Context().Err()) && cmd.Context().Err() != nil {
+				return exitStatus(130)
+			}
+			fmt.Fprintln(errw, "agentfs:", describe(err))
+			continue
+		}
+		last = res.ExitCode
+		if res.Exited {
+			return exitStatus(last)
+		}
+	}
+}
+
+func exitStatus(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return exitError{code: code}
+}
+
+// isTerminalReader reports whether r is a terminal.
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

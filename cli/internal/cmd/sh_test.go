@@ -1,0 +1,82 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSh_Command(t *testing.T) {
+	newAgent(t)
+	mustRun(t, "fs", "t", "write", "/notes.md", "hello\nTODO: more\n")
+	out := mustRun(t, "sh", "t", "-c", "grep -n TODO /notes.md; cd /; ls")
+	checkOut(t, "sh -c", out, lines("2:TODO: more", "notes.md"))
+
+	r := run(t, "", "sh", "t", "-c", "echo out; echo err >&2; exit 3")
+	if r.code != 3 || r.out != "out\n" || r.err != "err\n" {
+		t.Errorf("exit status: %+v", r)
+	}
+	r = run(t, "", "sh", "t", "-c", "nosuch")
+	if r.code != 127 || !strings.Contains(r.err, "nosuch: command not found") {
+		t.Errorf("unknown command: %+v", r)
+	}
+	r = run(t, "", "sh", "t", "-c", "cat /etc/passwd")
+	if r.code != 1 || strings.Contains(r.out, "root:") {
+		t.Errorf("host file: %+v", r)
+	}
+}
+
+func TestSh_Options(t *testing.T) {
+	newAgent(t)
+	mustRun(t, "sh", "t", "-c", "mkdir -p /w/x")
+	out := mustRun(t, "sh", "t", "--cwd", "/w", "--env", "A=1", "--env", "B=two", "-c", "pwd; echo $A $B")
+	checkOut(t, "--cwd --env", out, lines("/w", "1 two"))
+
+	r := run(t, "", "sh", "t", "--profile", "hardened", "-c", "while :; do :; done")
+	if r.code != 124 || !strings.Contains(r.err, "sandbox limit exceeded") {
+		t.Errorf("hardened limits: %+v", r)
+	}
+	wantFail(t, 2, []string{"sh", "t", "--profile", "lax", "-c", "true"}, "--profile")
+	wantFail(t, 2, []string{"sh", "t", "--env", "novalue", "-c", "true"}, "NAME=VALUE")
+	wantFail(t, 1, []string{"sh", "t", "--cwd", "/nope", "-c", "true"}, "working directory")
+	wantFail(t, 1, []string{"sh", "missing", "-c", "true"}, "no agent database")
+}
+
+func TestSh_StdinScript(t *testing.T) {
+	newAgent(t)
+	r := run(t, "echo one\nx=2\necho $x\n", "sh", "t")
+	if r.code != 0 || r.out != "one\n2\n" {
+		t.Errorf("script from stdin: %+v", r)
+	}
+	// With -c, stdin is the script's standard input.
+	r = run(t, "piped\n", "sh", "t", "-c", "cat")
+	if r.out != "piped\n" {
+		t.Errorf("stdin of -c: %+v", r)
+	}
+}
+
+func TestSh_Interactive(t *testing.T) {
+	newAgent(t)
+	in := "mkdir /d\ncd /d\nv=7\nf() {\necho in f $v\n}\nf\npwd\nfalse\n"
+	r := run(t, in, "sh", "t", "-i")
+	want := "agentfs:/$ agentfs:/$ agentfs:/d$ agentfs:/d$ > > agentfs:/d$ in f 7\nagentfs:/d$ /d\nagentfs:/d$ agentfs:/d$ \n"
+	if r.out != want || r.code != 1 {
+		t.Errorf("interactive:\ngot  %q (exit %d, stderr %q)\nwant %q", r.out, r.code, r.err, want)
+	}
+	r = run(t, "echo a\nexit 5\necho never\n", "sh", "t", "-i")
+	if r.code != 5 || strings.Contains(r.out, "never") {
+		t.Errorf("exit in interactive: %+v", r)
+	}
+}
+
+func TestSh_Audit(t *testing.T) {
+	newAgent(t)
+	mustRun(t, "sh", "t", "-c", "echo hi")
+	run(t, "", "sh", "t", "-c", "exit 2")
+	out := mustRun(t, "timeline", "t", "--format", "json")
+	if !strings.Contains(out, `"name":"exec"`) && !strings.Contains(out, `"name": "exec"`) {
+		t.Errorf("timeline has no exec call:\n%s", out)
+	}
+	if !strings.Contains(out, "echo hi") || !strings.Contains(out, `exit_code`) {
+		t.Errorf("timeline lacks the command or result:\n%s", out)
+	}
+}

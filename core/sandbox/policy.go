@@ -1,0 +1,374 @@
+package sandbox
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentfs-go/agentfs/core/sandbox/commands"
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
+
+// Policy says what a script may touch. The zero Policy allows the whole
+// agent filesystem and every command, with a minimal environment; the
+// host is never reachable whatever the policy.
+type Policy struct {
+	// Readable and Writable are path prefixes in the agent filesystem
+	// ("/work" allows /work and everything below it). Nil means the
+	// whole filesystem; an empty non-nil slice means nothing. Writable
+	// paths are readable too. Symlinks are resolved before the check.
+	Readable []string
+	Writable []string
+	// Allow, when not nil, is the list of utilities that may run; the
+	// shell's builtins (cd, echo, test...) always may, unless denied.
+	Allow []string
+	// Deny lists commands that may not run, builtins included ("eval").
+	Deny []string
+	// Env is the environment of the script, passed explicitly: nothing
+	// comes from the host. HOME, PATH, USER, LOGNAME and SHELL get
+	// defaults when absent.
+	Env map[string]string
+	// User, UID, GID and Hostname are what whoami, $UID, ls -l and
+	// hostname report. Defaults: "agent", 1000, 1000, "sandbox".
+	User     string
+	UID, GID uint32
+	Hostname string
+	// Home is $HOME (default "/").
+	Home string
+	// Umask applies to the files and directories the script creates
+	// (default 022, as a login shell has). Set NoUmask for none.
+	Umask   uint32
+	NoUmask bool
+}
+
+func (p *Policy) withDefaults() Policy {
+	q := *p
+	if q.User == "" {
+		q.User = "agent"
+	}
+	if q.UID == 0 && p.User == "" {
+		q.UID, q.GID = 1000, 1000
+	}
+	if q.Hostname == "" {
+		q.Hostname = "sandbox"
+	}
+	if q.Home == "" {
+		q.Home = "/"
+	}
+	if q.Umask == 0 && !q.NoUmask {
+		q.Umask = 0o022
+	}
+	return q
+}
+
+func cleanPrefixes(list []string) []string {
+	if list == nil {
+		return nil
+	}
+	out := []string{}
+	for _, p := range list {
+		out = append(out, path.Clean("/"+p))
+	}
+	return out
+}
+
+func under(p string, prefixes []string) bool {
+	for _, pre := range prefixes {
+		if pre == "/" || p == pre || strings.HasPrefix(p, pre+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// guardFS is the filesystem the shell and the utilities see: the agent
+// filesystem behind the policy's path rules and the write budget.
+type guardFS struct {
+	fs       *vfs.FS
+	readable []string // nil: everything
+	writable []string // nil: everything
+	b        *budget
+	umask    uint32
+}
+
+var _ commands.FS = (*guardFS)(nil)
+
+func denied(op, p string) error { return &fs.PathError{Op: op, Path: p, Err: syscall.EACCES} }
+
+// resolved returns p with its symlinks resolved (as far as they exist),
+// so that a link cannot lead out of the allowed prefixes.
+func (g *guardFS) resolved(p string, followLast bool) string {
+	comps := strings.Split(strings.Trim(p, "/"), "/")
+	cur := "/"
+	hops := 0
+	for len(comps) > 0 {
+		c := comps[0]
+		comps = comps[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, c)
+		if len(comps) == 0 && !followLast {
+			return next
+		}
+		st, err := g.fs.Lstat(next)
+		if err != nil || !st.IsSymlink() {
+			cur = next
+			continue
+		}
+		if hops++; hops > vfs.SymlinkMax {
+			return next
+		}
+		target, err := g.fs.Readlink(next)
+		if err != nil {
+			return next
+		}
+		if strings.HasPrefix(target, "/") {
+			cur = "/"
+		}
+		comps = append(strings.Split(target, "/"), comps...)
+	}
+	return cur
+}
+
+func (g *guardFS) check(op, p string, write, followLast bool) error {
+	prefixes := g.readable
+	if write {
+		prefixes = g.writable
+	}
+	if prefixes == nil {
+		return nil
+	}
+	clean := path.Clean("/" + p)
+	ok := under(clean, prefixes) || (!write && g.writable != nil && under(clean, g.writable))
+	if ok {
+		r := g.resolved(clean, followLast)
+		ok = under(r, prefixes) || (!write && g.writable != nil && under(r, g.writable))
+	}
+	if !ok {
+		return denied(op, p)
+	}
+	return nil
+}
+
+func (g *guardFS) read(op, p string, follow bool) error {
+	if g.readable == nil {
+		return nil
+	}
+	return g.check(op, p, false, follow)
+}
+
+func (g *guardFS) write(op, p string, follow bool) error {
+	if g.b != nil {
+		if e := g.b.tripped.Load(); e != nil {
+			return e
+		}
+	}
+	return g.check(op, p, true, follow)
+}
+
+func (g *guardFS) Stat(p string) (vfs.Stat, error) {
+	if err := g.read("stat", p, true); err != nil {
+		return vfs.Stat{}, err
+	}
+	return g.fs.Stat(p)
+}
+
+func (g *guardFS) Lstat(p string) (vfs.Stat, error) {
+	if err := g.read("lstat", p, false); err != nil {
+		return vfs.Stat{}, err
+	}
+	return g.fs.Lstat(p)
+}
+
+func (g *guardFS) ReadFile(p string) ([]byte, error) {
+	if err := g.read("open", p, true); err != nil {
+		return nil, err
+	}
+	return g.fs.ReadFile(p)
+}
+
+func (g *guardFS) WriteFile(p string, data []byte, opts vfs.WriteOptions) error {
+	if err := g.write("open", p, true); err != nil {
+		return err
+	}
+	if err := g.b.addFSWrite(int64(len(data))); err != nil {
+		return &fs.PathError{Op: "write", Path: p, Err: syscall.EFBIG}
+	}
+	if opts.Perm == 0 {
+		opts.Perm = 0o666
+	}
+	opts.Perm &^= g.umask
+	return g.fs.WriteFile(p, data, opts)
+}
+
+func (g *guardFS) Open(p string, flags int, perm uint32) (commands.File, error) {
+	writing := flags&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0
+	var err error
+	if writing {
+		err = g.write("open", p, flags&syscall.O_NOFOLLOW == 0)
+	} else {
+		err = g.read("open", p, flags&syscall.O_NOFOLLOW == 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := g.fs.Open(p, flags, perm&^g.umask)
+	if err != nil {
+		return nil, err
+	}
+	return &guardFile{File: f, b: g.b, path: p}, nil
+}
+
+func (g *guardFS) ReaddirPlus(p string) ([]vfs.DirEntry, error) {
+	if err := g.read("readdir", p, true); err != nil {
+		return nil, err
+	}
+	return g.fs.ReaddirPlus(p)
+}
+
+func (g *guardFS) Mkdir(p string, perm uint32) error {
+	if err := g.write("mkdir", p, false); err != nil {
+		return err
+	}
+	return g.fs.Mkdir(p, perm&^g.umask)
+}
+
+func (g *guardFS) MkdirAll(p string, perm uint32) error {
+	if err := g.write("mkdir", p, false); err != nil {
+		return err
+	}
+	return g.fs.MkdirAll(p, perm&^g.umask)
+}
+
+func (g *guardFS) Unlink(p string) error {
+	if err := g.write("unlink", p, false); err != nil {
+		return err
+	}
+	return g.fs.Unlink(p)
+}
+
+func (g *guardFS) Rmdir(p string) error {
+	if err := g.write("rmdir", p, false); err != nil {
+		return err
+	}
+	return g.fs.Rmdir(p)
+}
+
+func (g *guardFS) RemoveAll(p string) error {
+	if err := g.write("remove", p, false); err != nil {
+		return err
+	}
+	return g.fs.RemoveAll(p)
+}
+
+func (g *guardFS) Rename(oldp, newp string) error {
+	if err := g.write("rename", oldp, false); err != nil {
+		return err
+	}
+	if err := g.write("rename", newp, false); err != nil {
+		return err
+	}
+	return g.fs.Rename(oldp, newp)
+}
+
+func (g *guardFS) Link(oldp, newp string) error {
+	if err := g.write("link", oldp, false); err != nil {
+		return err
+	}
+	if err := g.write("link", newp, false); err != nil {
+		return err
+	}
+	return g.fs.Link(oldp, newp)
+}
+
+func (g *guardFS) Symlink(target, linkp string) error {
+	if err := g.write("symlink", linkp, false); err != nil {
+		return err
+	}
+	return g.fs.Symlink(target, linkp)
+}
+
+func (g *guardFS) Readlink(p string) (string, error) {
+	if err := g.read("readlink", p, false); err != nil {
+		return "", err
+	}
+	return g.fs.Readlink(p)
+}
+
+func (g *guardFS) Chmod(p string, perm uint32) error {
+	if err := g.write("chmod", p, true); err != nil {
+		return err
+	}
+	return g.fs.Chmod(p, perm)
+}
+
+func (g *guardFS) Utimens(p string, atime, mtime *time.Time, follow bool) error {
+	if err := g.write("utimens", p, follow); err != nil {
+		return err
+	}
+	return g.fs.Utimens(p, atime, mtime, follow)
+}
+
+func (g *guardFS) Truncate(p string, size int64) error {
+	if err := g.write("truncate", p, true); err != nil {
+		return err
+	}
+	if st, err := g.fs.Stat(p); err == nil && size > st.Size {
+		if err := g.b.addFSWrite(size - st.Size); err != nil {
+			return &fs.PathError{Op: "truncate", Path: p, Err: syscall.EFBIG}
+		}
+	}
+	return g.fs.Truncate(p, size)
+}
+
+func (g *guardFS) CopyFile(src, dst string) error {
+	if err := g.read("open", src, true); err != nil {
+		return err
+	}
+	if err := g.write("open", dst, true); err != nil {
+		return err
+	}
+	st, err := g.fs.Stat(src)
+	if err != nil {
+		return err
+	}
+	if err := g.b.addFSWrite(st.Size); err != nil {
+		return &fs.PathError{Op: "write", Path: dst, Err: syscall.EFBIG}
+	}
+	_, existed := g.fs.Stat(dst)
+	if err := g.fs.CopyFile(src, dst); err != nil {
+		return err
+	}
+	if existed != nil {
+		// A new file gets the source's mode less the umask, as cp does.
+		return g.fs.Chmod(dst, st.Perm()&^g.umask)
+	}
+	return nil
+}
+
+// guardFile counts the bytes written through an open file.
+type guardFile struct {
+	*vfs.File
+	b    *budget
+	path string
+}
+
+func (f *guardFile) Write(p []byte) (int, error) {
+	if err := f.b.addFSWrite(int64(len(p))); err != nil {
+		return 0, &fs.PathError{Op: "write", Path: f.path, Err: syscall.EFBIG}
+	}
+	return f.File.Write(p)
+}
+
+// Read of a directory is EISDIR, as read(2).
+func (f *guardFile) Read(p []byte) (int, error) { return f.File.Read(p) }
+
+func (g *guardFS) Statfs() (vfs.FSStat, error) { return g.fs.Statfs() }

@@ -103,11 +103,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 	}
 	if !opts.ReadOnly {
-		// journal_mode answers with a row; QueryRow is required by the driver.
-		var mode string
-		if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		if err := db.ensureWAL(ctx, conn); err != nil {
 			db.Close()
-			return nil, classify(fmt.Errorf("open %s: set WAL mode: %w", path, err))
+			return nil, fmt.Errorf("open %s: set WAL mode: %w", path, err)
 		}
 	}
 	readers, err := db.openPool(dsn, opts.Readers)
@@ -117,6 +115,35 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	db.readers = readers
 	return db, nil
+}
+
+// ensureWAL switches the file to WAL mode. Switching needs an exclusive
+// lock, and SQLite answers SQLITE_BUSY at once (without the busy handler)
+// when another process holds the file, for example while it creates the
+// same new database: retry until the busy timeout.
+func (db *DB) ensureWAL(ctx context.Context, conn *sql.Conn) error {
+	deadline := time.Now().Add(db.opts.BusyTimeout)
+	for {
+		// journal_mode answers with a row; QueryRow is required by the driver.
+		var mode string
+		err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode)
+		if err == nil && strings.EqualFold(mode, "wal") {
+			return nil
+		}
+		if err == nil {
+			err = conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+			if err == nil && strings.EqualFold(mode, "wal") {
+				return nil
+			}
+			if err == nil {
+				err = fmt.Errorf("journal mode stayed %q", mode)
+			}
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			return classify(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // openPool opens a pool whose every new connection gets the pragmas.

@@ -68,6 +68,12 @@ func (f *FS) readData(c *store.Conn, ino, off, n, size int64) ([]byte, error) {
 // insertChunks stores data at offset off of a file that has no chunks in
 // that range yet (a new file, or after deleting them).
 func (f *FS) insertChunks(c *store.Conn, ino, off int64, data []byte) error {
+	return f.writeChunks(c, ino, off, data, false)
+}
+
+// writeChunks stores data at offset off as whole chunks from the chunk
+// holding off; with replace, rows already there are replaced.
+func (f *FS) writeChunks(c *store.Conn, ino, off int64, data []byte, replace bool) error {
 	if len(data) == 0 {
 		return nil
 	}
@@ -83,7 +89,11 @@ func (f *FS) insertChunks(c *store.Conn, ino, off int64, data []byte) error {
 			return nil
 		}
 		var q strings.Builder
-		q.WriteString("INSERT INTO fs_data (ino, chunk_index, data) VALUES ")
+		if replace {
+			q.WriteString("INSERT OR REPLACE INTO fs_data (ino, chunk_index, data) VALUES ")
+		} else {
+			q.WriteString("INSERT INTO fs_data (ino, chunk_index, data) VALUES ")
+		}
 		args := make([]any, 0, 3*len(batch))
 		for i, r := range batch {
 			if i > 0 {
@@ -134,7 +144,7 @@ func (f *FS) replaceData(c *store.Conn, ino, oldSize int64, data []byte, now tim
 
 // pwrite writes data at offset off of ino and returns nothing but errors;
 // the size grows as needed. Only the chunks touched are rewritten.
-func (f *FS) pwrite(c *store.Conn, ino, off int64, data []byte, now time.Time) error {
+func (f *FS) pwrite(c *store.Conn, ino, off int64, data []byte, now time.Time) (err error) {
 	f.dirty()
 	st, ok, err := f.inode(c, ino)
 	if err != nil {
@@ -148,6 +158,16 @@ func (f *FS) pwrite(c *store.Conn, ino, off int64, data []byte, now time.Time) e
 	if len(data) == 0 {
 		return nil
 	}
+	defer func() {
+		// On success the cache learns the new size and times without
+		// reading them back.
+		if err == nil {
+			st.Size = max(st.Size, off+int64(len(data)))
+			t := time.Unix(now.Unix(), int64(now.Nanosecond())) // as read back
+			st.Mtime, st.Ctime = t, t
+			f.inodes[ino] = st
+		}
+	}()
 	cs := int64(f.chunkSize)
 	if off > size && off-size <= maxZeroFill {
 		// Fill the gap so that readers that cannot see holes read zeros.
@@ -180,9 +200,8 @@ func (f *FS) pwrite(c *store.Conn, ino, off int64, data []byte, now time.Time) e
 		}
 		edge[idx] = old
 	}
-	if _, err := c.Exec("DELETE FROM fs_data WHERE ino = ? AND chunk_index BETWEEN ? AND ?", ino, first, last); err != nil {
-		return err
-	}
+	// Every chunk of [first, last] is rewritten below (INSERT OR
+	// REPLACE), so nothing needs deleting first.
 	// Build the new content of the chunk range [first, last].
 	rangeStart := first * cs
 	rangeEnd := max(end, min(size, (last+1)*cs))
@@ -191,7 +210,7 @@ func (f *FS) pwrite(c *store.Conn, ino, off int64, data []byte, now time.Time) e
 		copy(buf[idx*cs-rangeStart:], old)
 	}
 	copy(buf[off-rangeStart:], data)
-	if err := f.insertChunks(c, ino, rangeStart, buf); err != nil {
+	if err := f.writeChunks(c, ino, rangeStart, buf, true); err != nil {
 		return err
 	}
 	newSize := max(size, end)

@@ -35,9 +35,7 @@ type File struct {
 // Open opens path with os.O_* flags (O_RDONLY, O_WRONLY, O_RDWR, O_CREATE,
 // O_EXCL, O_TRUNC, O_APPEND) and syscall.O_NOFOLLOW / O_DIRECTORY.
 func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
-	var ino int64
-	op := func(c *store.Conn) error {
-		now := time.Now()
+	h, _, err := f.openHandle(path, flags, false, func(c *store.Conn, now time.Time) (int64, error) {
 		// O_CREAT|O_EXCL never follows a final symlink: even a dangling
 		// one makes the open fail with EEXIST (open(2)), instead of
 		// creating the link's target.
@@ -52,44 +50,64 @@ func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
 			l, err = f.resolve(c, "open", path, follow)
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if l.ino == 0 {
-			if flags&os.O_CREATE == 0 {
-				return pathErr("open", path, syscall.ENOENT)
-			}
-			if err := f.creatable(c, "open", path, l); err != nil {
-				return err
-			}
-			ino, err = f.newInode(c, l.parent, l.name, schema.ModeRegular|f.applyUmask(perm), 0, 0, now)
-			return err
+		return f.openLoc(c, path, l, flags, perm, f.DefaultOwner(), now)
+	})
+	return h, err
+}
+
+// openLoc opens the entry l, creating it (owned by o) when it is missing
+// and flags has O_CREATE, truncating it with O_TRUNC; both APIs end here.
+// It returns the inode opened.
+func (f *FS) openLoc(c *store.Conn, path string, l loc, flags int, perm uint32, o Owner, now time.Time) (int64, error) {
+	excl := flags&os.O_CREATE != 0 && flags&os.O_EXCL != 0
+	if l.ino == 0 {
+		if flags&os.O_CREATE == 0 {
+			return 0, pathErr("open", path, syscall.ENOENT)
 		}
-		if excl {
-			return pathErr("open", path, syscall.EEXIST)
+		if err := f.creatable(c, "open", path, l); err != nil {
+			return 0, err
 		}
-		if l.st.IsSymlink() {
-			return pathErr("open", path, syscall.ELOOP)
-		}
-		if flags&syscall.O_DIRECTORY != 0 && !l.st.IsDir() {
-			return pathErr("open", path, syscall.ENOTDIR)
-		}
-		// A directory opens read-only, without O_CREAT or O_TRUNC.
-		if l.st.IsDir() && flags&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC) != 0 {
-			return pathErr("open", path, syscall.EISDIR)
-		}
-		ino = l.ino
-		if flags&os.O_TRUNC != 0 && flags&(os.O_WRONLY|os.O_RDWR) != 0 && l.st.IsRegular() && l.st.Size > 0 {
-			return f.truncate(c, l.ino, l.st.Size, 0, now)
-		}
-		return nil
+		return f.newInode(c, l.parent, l.name, schema.ModeRegular|f.applyUmask(perm), 0, 0, o, now)
 	}
+	if excl {
+		return 0, pathErr("open", path, syscall.EEXIST)
+	}
+	if l.st.IsSymlink() {
+		return 0, pathErr("open", path, syscall.ELOOP)
+	}
+	if flags&syscall.O_DIRECTORY != 0 && !l.st.IsDir() {
+		return 0, pathErr("open", path, syscall.ENOTDIR)
+	}
+	// A directory opens read-only, without O_CREAT or O_TRUNC.
+	if l.st.IsDir() && flags&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC) != 0 {
+		return 0, pathErr("open", path, syscall.EISDIR)
+	}
+	if flags&os.O_TRUNC != 0 && flags&(os.O_WRONLY|os.O_RDWR) != 0 && l.st.IsRegular() && l.st.Size > 0 {
+		return l.ino, f.truncate(c, l.ino, l.st.Size, 0, now)
+	}
+	return l.ino, nil
+}
+
+// openHandle runs op, which opens (and may create) an inode, and returns
+// a handle on it, with its attributes after the open when wantStat.
+func (f *FS) openHandle(path string, flags int, wantStat bool, op func(c *store.Conn, now time.Time) (int64, error)) (*File, Stat, error) {
+	var ino int64
+	var st Stat
 	// The handle is registered while the database lock is still held:
 	// registered after it, an Unlink running in between saw the inode as
 	// not open and purged it, and the new handle failed with ESTALE.
 	registered := false
 	register := func(c *store.Conn) error {
-		if err := op(c); err != nil {
+		var err error
+		if ino, err = op(c, time.Now()); err != nil {
 			return err
+		}
+		if wantStat {
+			if st, err = f.mustInode(c, ino, "open", path); err != nil {
+				return err
+			}
 		}
 		f.openMu.Lock()
 		f.open[ino]++
@@ -111,9 +129,9 @@ func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
 			}
 			f.openMu.Unlock()
 		}
-		return nil, err
+		return nil, Stat{}, err
 	}
-	return &File{fs: f, ino: ino, path: path, flags: flags}, nil
+	return &File{fs: f, ino: ino, path: path, flags: flags}, st, nil
 }
 
 // Create creates or truncates a file for reading and writing.
@@ -151,6 +169,34 @@ func (h *File) ReadAt(p []byte, off int64) (int, error) {
 		return 0, pathErr("read", h.path, syscall.EINVAL)
 	}
 	var data []byte
+	if len(p) >= parallelRead {
+		// Large reads (FUSE readahead, big buffers) take a reader
+		// connection: they run beside each other and beside writers
+		// instead of queueing on the primary connection.
+		err := h.fs.db.Read(bg, func(c *store.Conn) error {
+			var mode, size int64
+			err := c.QueryRow("SELECT mode, size FROM fs_inode WHERE ino = ?", h.ino).Scan(&mode, &size)
+			if isNoRows(err) {
+				return pathErr("read", h.path, errStale)
+			}
+			if err != nil {
+				return err
+			}
+			if uint32(mode)&schema.ModeType == schema.ModeDir {
+				return pathErr("read", h.path, syscall.EISDIR)
+			}
+			data, err = h.fs.readData(c, h.ino, off, int64(len(p)), size)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		n := copy(p, data)
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
+	}
 	err := h.fs.read(func(c *store.Conn) error {
 		st, ok, err := h.fs.inode(c, h.ino)
 		if err != nil {
@@ -174,6 +220,10 @@ func (h *File) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// parallelRead is the size from which File.ReadAt reads on a reader
+// connection.
+const parallelRead = 64 << 10
 
 // WriteAt writes p at offset off (at the end of the file in O_APPEND mode).
 func (h *File) WriteAt(p []byte, off int64) (int, error) {
@@ -330,11 +380,16 @@ func (h *File) Close() error {
 	f.openMu.Lock()
 	f.open[h.ino]--
 	last := f.open[h.ino] <= 0
+	_, orphan := f.orphans[h.ino]
 	if last {
 		delete(f.open, h.ino)
+		delete(f.orphans, h.ino)
 	}
 	f.openMu.Unlock()
-	if !last {
+	if !last || !orphan {
+		// No operation of this filesystem removed a name of the inode
+		// while it was open: it still has one (another process that
+		// removes it purges it at once, not knowing it is open here).
 		return nil
 	}
 	return f.write(func(c *store.Conn) error {

@@ -50,9 +50,17 @@ type FS struct {
 	// the caches were last known coherent (see refresh).
 	dataVersion int64
 	dvKnown     bool
+	// foreign counts the commits of other connections seen by refresh
+	// (one per batch seen); Changes reports it so that a cache outside
+	// the engine (the kernel's, under a FUSE mount) can be invalidated.
+	foreign uint64
 
 	openMu sync.Mutex
 	open   map[int64]int // open handles per inode (unlinked-but-open files)
+	// orphans are open inodes that an operation may have left without a
+	// name; the last Close of one of them checks and purges it. Other
+	// closes need no transaction.
+	orphans map[int64]struct{}
 }
 
 type dentryKey struct {
@@ -67,7 +75,7 @@ func New(db *store.DB, chunkSize int, opts Options) *FS {
 	if chunkSize <= 0 {
 		chunkSize = schema.DefaultChunkSize
 	}
-	f := &FS{db: db, chunkSize: chunkSize, opts: opts, open: map[int64]int{}}
+	f := &FS{db: db, chunkSize: chunkSize, opts: opts, open: map[int64]int{}, orphans: map[int64]struct{}{}}
 	f.resetCache()
 	return f
 }
@@ -88,6 +96,9 @@ func (f *FS) resetCache() {
 // hide a foreign commit from the filesystem.
 func (f *FS) refresh(c *store.Conn) {
 	v := c.DataVersion()
+	if f.dvKnown && v != f.dataVersion {
+		f.foreign++
+	}
 	if !f.dvKnown || v != f.dataVersion || len(f.dentries)+len(f.inodes) > cacheLimit {
 		f.resetCache()
 	}
@@ -391,16 +402,7 @@ func (f *FS) resolveEntry(c *store.Conn, op, path string, follow bool, special s
 		return l, err
 	}
 	if isDotEntry(l) {
-		errno := special
-		if special == syscall.EINVAL { // rmdir and RemoveAll
-			switch {
-			case l.name == "": // "/" itself
-				errno = syscall.EBUSY
-			case l.name == ".." && op == "rmdir": // as rmdir(2)
-				errno = syscall.ENOTEMPTY
-			}
-		}
-		return l, pathErr(op, path, errno)
+		return l, dotErr(op, path, l, special)
 	}
 	if l.ino != 0 && !l.st.IsDir() && strings.HasSuffix(path, "/") {
 		if special == syscall.EEXIST {
@@ -409,6 +411,22 @@ func (f *FS) resolveEntry(c *store.Conn, op, path string, follow bool, special s
 		return l, pathErr(op, path, syscall.ENOTDIR)
 	}
 	return l, nil
+}
+
+// dotErr is the error of an operation that creates or removes an entry
+// when the entry is "/", "." or "..": special, or for rmdir and RemoveAll
+// (special == EINVAL) EBUSY for "/" and ENOTEMPTY for "..", as rmdir(2).
+func dotErr(op, path string, l loc, special syscall.Errno) error {
+	errno := special
+	if special == syscall.EINVAL {
+		switch {
+		case l.name == "": // "/" itself
+			errno = syscall.EBUSY
+		case l.name == ".." && op == "rmdir":
+			errno = syscall.ENOTEMPTY
+		}
+	}
+	return pathErr(op, path, errno)
 }
 
 func checkPath(op, path string) error {
@@ -451,21 +469,38 @@ func splitPath(p string) []string {
 // touchDir sets the mtime and ctime of a directory whose entries changed.
 func (f *FS) touchDir(c *store.Conn, ino int64, now time.Time) error {
 	f.dirty()
+	st, cached := f.inodes[ino]
 	delete(f.inodes, ino)
 	_, err := c.Exec("UPDATE fs_inode SET mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
 		now.Unix(), now.Nanosecond(), now.Unix(), now.Nanosecond(), ino)
+	if err == nil && cached {
+		// Keep the directory cached with its new times: the next
+		// operation in it (the next file of an untar, of an rm -rf)
+		// needs no query. A rollback drops every cache (see write).
+		t := time.Unix(now.Unix(), int64(now.Nanosecond()))
+		st.Mtime, st.Ctime = t, t
+		f.inodes[ino] = st
+	}
 	return err
 }
 
-// newInode inserts an inode and links it as parent/name.
-func (f *FS) newInode(c *store.Conn, parent int64, name string, mode uint32, size int64, rdev uint64, now time.Time) (int64, error) {
+// Owner is the user and group that own a new file. The path-based API
+// uses Options.UID and GID; the inode-level API (FUSE) passes the
+// caller's.
+type Owner struct{ UID, GID uint32 }
+
+// DefaultOwner is the owner of files created through the path-based API.
+func (f *FS) DefaultOwner() Owner { return Owner{f.opts.UID, f.opts.GID} }
+
+// newInode inserts an inode owned by o and links it as parent/name.
+func (f *FS) newInode(c *store.Conn, parent int64, name string, mode uint32, size int64, rdev uint64, o Owner, now time.Time) (int64, error) {
 	f.dirty()
 	s, ns := now.Unix(), now.Nanosecond()
 	// Exec and LastInsertId cost half of INSERT ... RETURNING through the
 	// driver, and this is on the path of every file creation.
 	r, err := c.Exec(`INSERT INTO fs_inode (mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec, mtime_nsec, ctime_nsec)
 		VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		int64(mode), int64(f.opts.UID), int64(f.opts.GID), size, s, s, s, int64(rdev), ns, ns, ns)
+		int64(mode), int64(o.UID), int64(o.GID), size, s, s, s, int64(rdev), ns, ns, ns)
 	if err != nil {
 		return 0, err
 	}
@@ -477,7 +512,7 @@ func (f *FS) newInode(c *store.Conn, parent int64, name string, mode uint32, siz
 		return 0, err
 	}
 	f.dentries[dentryKey{parent, name}] = ino
-	f.inodes[ino] = Stat{Ino: ino, Mode: mode, Nlink: 1, UID: f.opts.UID, GID: f.opts.GID, Size: size, Rdev: rdev,
+	f.inodes[ino] = Stat{Ino: ino, Mode: mode, Nlink: 1, UID: o.UID, GID: o.GID, Size: size, Rdev: rdev,
 		Atime: now, Mtime: now, Ctime: now, Blksize: int64(f.chunkSize)}
 	return ino, f.touchDir(c, parent, now)
 }
@@ -489,44 +524,84 @@ func (f *FS) applyUmask(perm uint32) uint32 { return perm &^ f.opts.Umask & 0o77
 // are gone.
 func (f *FS) dropLink(c *store.Conn, ino int64, now time.Time) error {
 	f.dirty()
+	st, cached := f.inodes[ino]
 	delete(f.inodes, ino)
-	var nlink int64
-	err := c.QueryRow("UPDATE fs_inode SET nlink = nlink - 1, ctime = ?, ctime_nsec = ? WHERE ino = ? RETURNING nlink",
-		now.Unix(), now.Nanosecond(), ino).Scan(&nlink)
+	if cached && st.Nlink <= 1 && !f.keepIfOpen(ino) {
+		// The last link of an inode nobody holds open: no need to
+		// count it down first.
+		return f.purgeTyped(c, ino, st.Mode)
+	}
+	var nlink, mode int64
+	err := c.QueryRow("UPDATE fs_inode SET nlink = nlink - 1, ctime = ?, ctime_nsec = ? WHERE ino = ? RETURNING nlink, mode",
+		now.Unix(), now.Nanosecond(), ino).Scan(&nlink, &mode)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if nlink > 0 || f.isOpen(ino) {
+	if nlink > 0 || f.keepIfOpen(ino) {
 		return nil
 	}
-	return f.purge(c, ino)
+	return f.purgeTyped(c, ino, uint32(mode))
 }
 
 // purge deletes an inode and everything hanging off it.
-func (f *FS) purge(c *store.Conn, ino int64) error {
+func (f *FS) purge(c *store.Conn, ino int64) error { return f.purgeTyped(c, ino, 0) }
+
+// purgeTyped is purge for an inode of the given mode, which skips the
+// tables that cannot hold rows of that type (0: unknown, try them all).
+func (f *FS) purgeTyped(c *store.Conn, ino int64, mode uint32) error {
 	f.dirty()
 	delete(f.inodes, ino)
 	delete(f.links, ino)
-	for _, q := range []string{
-		"DELETE FROM fs_data WHERE ino = ?",
-		"DELETE FROM fs_symlink WHERE ino = ?",
-		"DELETE FROM fs_xattr WHERE ino = ?",
-		"DELETE FROM fs_inode WHERE ino = ?",
+	typ := mode & schema.ModeType
+	for _, q := range []struct {
+		sql  string
+		skip bool
+	}{
+		{"DELETE FROM fs_data WHERE ino = ?", typ != 0 && typ != schema.ModeRegular},
+		{"DELETE FROM fs_symlink WHERE ino = ?", typ != 0 && typ != schema.ModeSymlink},
+		{"DELETE FROM fs_xattr WHERE ino = ?", false},
+		{"DELETE FROM fs_inode WHERE ino = ?", false},
 	} {
-		if _, err := c.Exec(q, ino); err != nil {
+		if q.skip {
+			continue
+		}
+		if _, err := c.Exec(q.sql, ino); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (f *FS) isOpen(ino int64) bool {
+// keepIfOpen reports whether ino has open handles; if so it becomes an
+// orphan candidate, in the same critical section as the check so that a
+// concurrent last Close either comes first (and the caller purges) or
+// sees the mark (and purges after the caller's transaction).
+func (f *FS) keepIfOpen(ino int64) bool {
 	f.openMu.Lock()
 	defer f.openMu.Unlock()
-	return f.open[ino] > 0
+	if f.open[ino] > 0 {
+		f.orphans[ino] = struct{}{}
+		return true
+	}
+	return false
+}
+
+// keepOpen lists the inodes with open handles and marks them all orphan
+// candidates (see keepIfOpen), for operations that remove many names.
+func (f *FS) keepOpen() []int64 {
+	f.openMu.Lock()
+	defer f.openMu.Unlock()
+	out := make([]int64, 0, len(f.open))
+	for ino, n := range f.open {
+		if n > 0 {
+			out = append(out, ino)
+			f.orphans[ino] = struct{}{}
+		}
+	}
+	return out
 }
 
 func (f *FS) openInos() []int64 {

@@ -52,6 +52,11 @@ func (f *FS) mkdir(c *store.Conn, op, path string, perm uint32, now time.Time) (
 	if err != nil {
 		return 0, err
 	}
+	return f.mkdirLoc(c, op, path, l, perm, f.DefaultOwner(), now)
+}
+
+// mkdirLoc creates the directory l, owned by o; both APIs end here.
+func (f *FS) mkdirLoc(c *store.Conn, op, path string, l loc, perm uint32, o Owner, now time.Time) (int64, error) {
 	if l.ino != 0 {
 		return 0, pathErr(op, path, syscall.EEXIST)
 	}
@@ -61,7 +66,7 @@ func (f *FS) mkdir(c *store.Conn, op, path string, perm uint32, now time.Time) (
 	if err := f.checkDir(c, op, path, l.parent); err != nil {
 		return 0, err
 	}
-	return f.newInode(c, l.parent, l.name, schema.ModeDir|f.applyUmask(perm), 0, 0, now)
+	return f.newInode(c, l.parent, l.name, schema.ModeDir|f.applyUmask(perm), 0, 0, o, now)
 }
 
 // checkDir fails with ENOTDIR unless ino is a directory.
@@ -182,7 +187,7 @@ func (f *FS) writeFile(c *store.Conn, path string, data []byte, opts WriteOption
 			if err := f.creatable(c, "open", path, l); err != nil {
 				return err
 			}
-			ino, err = f.newInode(c, l.parent, l.name, schema.ModeRegular|f.applyUmask(opts.Perm), int64(len(data)), 0, now)
+			ino, err = f.newInode(c, l.parent, l.name, schema.ModeRegular|f.applyUmask(opts.Perm), int64(len(data)), 0, f.DefaultOwner(), now)
 			if err != nil {
 				return err
 			}
@@ -384,14 +389,19 @@ func (f *FS) Unlink(path string) error {
 		if err != nil {
 			return err
 		}
-		if l.ino == 0 {
-			return pathErr("unlink", path, syscall.ENOENT)
-		}
-		if l.st.IsDir() {
-			return pathErr("unlink", path, syscall.EISDIR)
-		}
-		return f.removeEntry(c, l, time.Now())
+		return f.unlinkLoc(c, path, l, time.Now())
 	})
+}
+
+// unlinkLoc removes the non-directory entry l.
+func (f *FS) unlinkLoc(c *store.Conn, path string, l loc, now time.Time) error {
+	if l.ino == 0 {
+		return pathErr("unlink", path, syscall.ENOENT)
+	}
+	if l.st.IsDir() {
+		return pathErr("unlink", path, syscall.EISDIR)
+	}
+	return f.removeEntry(c, l, now)
 }
 
 // removeEntry deletes the entry l and drops one link of its inode.
@@ -414,21 +424,26 @@ func (f *FS) Rmdir(path string) error {
 		if err != nil {
 			return err
 		}
-		if l.ino == 0 {
-			return pathErr("rmdir", path, syscall.ENOENT)
-		}
-		if !l.st.IsDir() {
-			return pathErr("rmdir", path, syscall.ENOTDIR)
-		}
-		empty, err := f.isEmptyDir(c, l.ino)
-		if err != nil {
-			return err
-		}
-		if !empty {
-			return pathErr("rmdir", path, syscall.ENOTEMPTY)
-		}
-		return f.removeEntry(c, l, time.Now())
+		return f.rmdirLoc(c, path, l, time.Now())
 	})
+}
+
+// rmdirLoc removes the empty directory l.
+func (f *FS) rmdirLoc(c *store.Conn, path string, l loc, now time.Time) error {
+	if l.ino == 0 {
+		return pathErr("rmdir", path, syscall.ENOENT)
+	}
+	if !l.st.IsDir() {
+		return pathErr("rmdir", path, syscall.ENOTDIR)
+	}
+	empty, err := f.isEmptyDir(c, l.ino)
+	if err != nil {
+		return err
+	}
+	if !empty {
+		return pathErr("rmdir", path, syscall.ENOTEMPTY)
+	}
+	return f.removeEntry(c, l, now)
 }
 
 func (f *FS) isEmptyDir(c *store.Conn, ino int64) (bool, error) {
@@ -482,7 +497,7 @@ func (f *FS) removeTree(c *store.Conn, l loc, now time.Time) error {
 		) SELECT id, ino FROM sub`, l.parent, []byte(l.name)); err != nil {
 		return err
 	}
-	open := f.openInos()
+	open := f.keepOpen()
 	openJSON := "[" + joinInts(open) + "]"
 	for _, q := range []string{
 		"DELETE FROM fs_dentry WHERE id IN (SELECT id FROM temp.rm_set)",
@@ -555,7 +570,6 @@ func (f *FS) Rename2(oldpath, newpath string, flags int) error {
 	if flags&RenameNoReplace != 0 && flags&RenameExchange != 0 {
 		return pathErr("rename", oldpath, syscall.EINVAL)
 	}
-	noReplace, exchange := flags&RenameNoReplace != 0, flags&RenameExchange != 0
 	return f.write(func(c *store.Conn) error {
 		// The checks run in the order of Linux's renameat2 (fs/namei.c,
 		// do_renameat2 then vfs_rename), so that when several errors
@@ -569,112 +583,119 @@ func (f *FS) Rename2(oldpath, newpath string, flags int) error {
 		if err != nil {
 			return err
 		}
-		if isDotEntry(src) { // "/", "." or ".."
-			return pathErr("rename", oldpath, syscall.EBUSY)
-		}
-		if isDotEntry(dst) {
-			if noReplace {
-				return pathErr("rename", newpath, syscall.EEXIST)
-			}
-			return pathErr("rename", newpath, syscall.EBUSY)
-		}
-		if src.ino == 0 {
-			return pathErr("rename", oldpath, syscall.ENOENT)
-		}
-		if noReplace && dst.ino != 0 {
+		return f.renameLoc(c, src, dst, oldpath, newpath, flags)
+	})
+}
+
+// renameLoc moves the entry src to dst with renameat2 flags; both APIs
+// end here. The trailing-slash rules only apply to paths.
+func (f *FS) renameLoc(c *store.Conn, src, dst loc, oldpath, newpath string, flags int) error {
+	noReplace, exchange := flags&RenameNoReplace != 0, flags&RenameExchange != 0
+	if isDotEntry(src) { // "/", "." or ".."
+		return pathErr("rename", oldpath, syscall.EBUSY)
+	}
+	if isDotEntry(dst) {
+		if noReplace {
 			return pathErr("rename", newpath, syscall.EEXIST)
 		}
-		if exchange {
-			if dst.ino == 0 {
-				return pathErr("rename", newpath, syscall.ENOENT)
-			}
-			if !dst.st.IsDir() && strings.HasSuffix(newpath, "/") {
-				return pathErr("rename", newpath, syscall.ENOTDIR)
-			}
-		}
-		// Unless the source is a directory, trailing slashes are ENOTDIR.
-		if !src.st.IsDir() && (strings.HasSuffix(oldpath, "/") || (!exchange && strings.HasSuffix(newpath, "/"))) {
-			return pathErr("rename", oldpath, syscall.ENOTDIR)
-		}
+		return pathErr("rename", newpath, syscall.EBUSY)
+	}
+	if src.ino == 0 {
+		return pathErr("rename", oldpath, syscall.ENOENT)
+	}
+	if noReplace && dst.ino != 0 {
+		return pathErr("rename", newpath, syscall.EEXIST)
+	}
+	if exchange {
 		if dst.ino == 0 {
-			if err := checkName("rename", newpath, dst.name); err != nil {
-				return err
-			}
-			if err := f.checkDir(c, "rename", newpath, dst.parent); err != nil {
-				return err
-			}
+			return pathErr("rename", newpath, syscall.ENOENT)
 		}
-		if src.parent != dst.parent {
-			// The source must not be an ancestor of the target, nor the
-			// target an ancestor of the source (then it is not empty).
-			if src.st.IsDir() {
-				inside, err := f.isAncestor(c, src.ino, dst.parent)
-				if err != nil {
-					return err
-				}
-				if inside {
-					return pathErr("rename", newpath, syscall.EINVAL)
-				}
-			}
-			if dst.ino != 0 && dst.st.IsDir() {
-				inside, err := f.isAncestor(c, dst.ino, src.parent)
-				if err != nil {
-					return err
-				}
-				if inside && exchange {
-					return pathErr("rename", oldpath, syscall.EINVAL)
-				}
-				if inside {
-					return pathErr("rename", newpath, syscall.ENOTEMPTY)
-				}
-			}
+		if !dst.st.IsDir() && strings.HasSuffix(newpath, "/") {
+			return pathErr("rename", newpath, syscall.ENOTDIR)
 		}
-		if src.ino == dst.ino {
-			// The same entry, or two links to one inode: rename(2)
-			// does nothing.
-			return nil
-		}
-		now := time.Now()
-		if exchange {
-			return f.exchange(c, src, dst, now)
-		}
-		if dst.ino != 0 {
-			switch {
-			case src.st.IsDir() && !dst.st.IsDir():
-				return pathErr("rename", newpath, syscall.ENOTDIR)
-			case !src.st.IsDir() && dst.st.IsDir():
-				return pathErr("rename", newpath, syscall.EISDIR)
-			case dst.st.IsDir():
-				empty, err := f.isEmptyDir(c, dst.ino)
-				if err != nil {
-					return err
-				}
-				if !empty {
-					return pathErr("rename", newpath, syscall.ENOTEMPTY)
-				}
-			}
-			if err := f.removeEntry(c, dst, now); err != nil {
-				return err
-			}
-		}
-		f.dirty()
-		if _, err := c.Exec("UPDATE fs_dentry SET parent_ino = ?, name = CAST(? AS TEXT) WHERE parent_ino = ? AND name = CAST(? AS TEXT)",
-			dst.parent, []byte(dst.name), src.parent, []byte(src.name)); err != nil {
+	}
+	// Unless the source is a directory, trailing slashes are ENOTDIR.
+	if !src.st.IsDir() && (strings.HasSuffix(oldpath, "/") || (!exchange && strings.HasSuffix(newpath, "/"))) {
+		return pathErr("rename", oldpath, syscall.ENOTDIR)
+	}
+	if dst.ino == 0 {
+		if err := checkName("rename", newpath, dst.name); err != nil {
 			return err
 		}
-		f.dentries[dentryKey{src.parent, src.name}] = 0
-		f.dentries[dentryKey{dst.parent, dst.name}] = src.ino
-		if err := f.setCtime(c, src.ino, now); err != nil {
+		if err := f.checkDir(c, "rename", newpath, dst.parent); err != nil {
 			return err
 		}
-		if err := f.touchDir(c, src.parent, now); err != nil {
-			return err
+	}
+	if src.parent != dst.parent {
+		// The source must not be an ancestor of the target, nor the
+		// target an ancestor of the source (then it is not empty).
+		if src.st.IsDir() {
+			inside, err := f.isAncestor(c, src.ino, dst.parent)
+			if err != nil {
+				return err
+			}
+			if inside {
+				return pathErr("rename", newpath, syscall.EINVAL)
+			}
 		}
-		if dst.parent != src.parent {
-			return f.touchDir(c, dst.parent, now)
+		if dst.ino != 0 && dst.st.IsDir() {
+			inside, err := f.isAncestor(c, dst.ino, src.parent)
+			if err != nil {
+				return err
+			}
+			if inside && exchange {
+				return pathErr("rename", oldpath, syscall.EINVAL)
+			}
+			if inside {
+				return pathErr("rename", newpath, syscall.ENOTEMPTY)
+			}
 		}
+	}
+	if src.ino == dst.ino {
+		// The same entry, or two links to one inode: rename(2)
+		// does nothing.
 		return nil
-	})
+	}
+	now := time.Now()
+	if exchange {
+		return f.exchange(c, src, dst, now)
+	}
+	if dst.ino != 0 {
+		switch {
+		case src.st.IsDir() && !dst.st.IsDir():
+			return pathErr("rename", newpath, syscall.ENOTDIR)
+		case !src.st.IsDir() && dst.st.IsDir():
+			return pathErr("rename", newpath, syscall.EISDIR)
+		case dst.st.IsDir():
+			empty, err := f.isEmptyDir(c, dst.ino)
+			if err != nil {
+				return err
+			}
+			if !empty {
+				return pathErr("rename", newpath, syscall.ENOTEMPTY)
+			}
+		}
+		if err := f.removeEntry(c, dst, now); err != nil {
+			return err
+		}
+	}
+	f.dirty()
+	if _, err := c.Exec("UPDATE fs_dentry SET parent_ino = ?, name = CAST(? AS TEXT) WHERE parent_ino = ? AND name = CAST(? AS TEXT)",
+		dst.parent, []byte(dst.name), src.parent, []byte(src.name)); err != nil {
+		return err
+	}
+	f.dentries[dentryKey{src.parent, src.name}] = 0
+	f.dentries[dentryKey{dst.parent, dst.name}] = src.ino
+	if err := f.setCtime(c, src.ino, now); err != nil {
+		return err
+	}
+	if err := f.touchDir(c, src.parent, now); err != nil {
+		return err
+	}
+	if dst.parent != src.parent {
+		return f.touchDir(c, dst.parent, now)
+	}
+	return nil
 }
 
 // isDotEntry reports whether a resolved path names "/", "." or "..",
@@ -746,33 +767,52 @@ func (f *FS) Link(oldpath, newpath string) error {
 		if err != nil {
 			return err
 		}
-		if dst.ino != 0 {
-			return pathErr("link", newpath, syscall.EEXIST)
-		}
-		if err := f.creatable(c, "link", newpath, dst); err != nil {
-			return err
-		}
-		// After the checks of the new name, as link(2) does.
-		if src.st.IsDir() {
-			return pathErr("link", oldpath, syscall.EPERM)
-		}
-		now := time.Now()
-		f.dirty()
-		if _, err := c.Exec("INSERT INTO fs_dentry (name, parent_ino, ino) VALUES (CAST(? AS TEXT), ?, ?)", []byte(dst.name), dst.parent, src.ino); err != nil {
-			return err
-		}
-		f.dentries[dentryKey{dst.parent, dst.name}] = src.ino
-		delete(f.inodes, src.ino)
-		if _, err := c.Exec("UPDATE fs_inode SET nlink = nlink + 1, ctime = ?, ctime_nsec = ? WHERE ino = ?", now.Unix(), now.Nanosecond(), src.ino); err != nil {
-			return err
-		}
-		return f.touchDir(c, dst.parent, now)
+		return f.linkLoc(c, src, dst, oldpath, newpath, time.Now())
 	})
+}
+
+// linkLoc makes dst a new name of the inode of src; both APIs end here.
+func (f *FS) linkLoc(c *store.Conn, src, dst loc, oldpath, newpath string, now time.Time) error {
+	if dst.ino != 0 {
+		return pathErr("link", newpath, syscall.EEXIST)
+	}
+	if err := f.creatable(c, "link", newpath, dst); err != nil {
+		return err
+	}
+	// After the checks of the new name, as link(2) does.
+	if src.st.IsDir() {
+		return pathErr("link", oldpath, syscall.EPERM)
+	}
+	f.dirty()
+	if _, err := c.Exec("INSERT INTO fs_dentry (name, parent_ino, ino) VALUES (CAST(? AS TEXT), ?, ?)", []byte(dst.name), dst.parent, src.ino); err != nil {
+		return err
+	}
+	f.dentries[dentryKey{dst.parent, dst.name}] = src.ino
+	delete(f.inodes, src.ino)
+	if _, err := c.Exec("UPDATE fs_inode SET nlink = nlink + 1, ctime = ?, ctime_nsec = ? WHERE ino = ?", now.Unix(), now.Nanosecond(), src.ino); err != nil {
+		return err
+	}
+	return f.touchDir(c, dst.parent, now)
 }
 
 // Symlink creates linkpath as a symbolic link to target. The target is
 // stored as given and not checked.
 func (f *FS) Symlink(target, linkpath string) error {
+	if err := checkTarget(linkpath, target); err != nil {
+		return err
+	}
+	return f.write(func(c *store.Conn) error {
+		l, err := f.resolveEntry(c, "symlink", linkpath, false, syscall.EEXIST)
+		if err != nil {
+			return err
+		}
+		_, err = f.symlinkLoc(c, linkpath, l, target, f.DefaultOwner(), time.Now())
+		return err
+	})
+}
+
+// checkTarget validates the target of a new symbolic link.
+func checkTarget(linkpath, target string) error {
 	if target == "" {
 		return pathErr("symlink", linkpath, syscall.ENOENT)
 	}
@@ -783,25 +823,24 @@ func (f *FS) Symlink(target, linkpath string) error {
 		// A NUL cannot be part of a path: EINVAL, not ENAMETOOLONG.
 		return pathErr("symlink", linkpath, syscall.EINVAL)
 	}
-	return f.write(func(c *store.Conn) error {
-		l, err := f.resolveEntry(c, "symlink", linkpath, false, syscall.EEXIST)
-		if err != nil {
-			return err
-		}
-		if l.ino != 0 {
-			return pathErr("symlink", linkpath, syscall.EEXIST)
-		}
-		if err := f.creatable(c, "symlink", linkpath, l); err != nil {
-			return err
-		}
-		ino, err := f.newInode(c, l.parent, l.name, schema.ModeSymlink|0o777, int64(len(target)), 0, time.Now())
-		if err != nil {
-			return err
-		}
-		_, err = c.Exec("INSERT INTO fs_symlink (ino, target) VALUES (?, CAST(? AS TEXT))", ino, []byte(target))
-		f.links[ino] = target
-		return err
-	})
+	return nil
+}
+
+// symlinkLoc creates the symbolic link l to target; both APIs end here.
+func (f *FS) symlinkLoc(c *store.Conn, linkpath string, l loc, target string, o Owner, now time.Time) (int64, error) {
+	if l.ino != 0 {
+		return 0, pathErr("symlink", linkpath, syscall.EEXIST)
+	}
+	if err := f.creatable(c, "symlink", linkpath, l); err != nil {
+		return 0, err
+	}
+	ino, err := f.newInode(c, l.parent, l.name, schema.ModeSymlink|0o777, int64(len(target)), 0, o, now)
+	if err != nil {
+		return 0, err
+	}
+	_, err = c.Exec("INSERT INTO fs_symlink (ino, target) VALUES (?, CAST(? AS TEXT))", ino, []byte(target))
+	f.links[ino] = target
+	return ino, err
 }
 
 // Readlink returns the target of a symbolic link.
@@ -823,56 +862,29 @@ func (f *FS) Readlink(path string) (string, error) {
 
 // Chmod changes the permission bits (following symlinks).
 func (f *FS) Chmod(path string, perm uint32) error {
-	return f.setattr("chmod", path, true, func(c *store.Conn, l loc, now time.Time) error {
-		_, err := c.Exec("UPDATE fs_inode SET mode = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
-			int64(l.st.Type()|perm&0o7777), now.Unix(), now.Nanosecond(), l.ino)
-		return err
-	})
+	return f.setattrPath("chmod", path, true, Setattr{Mode: &perm})
 }
 
 // Chown changes owner and group; -1 leaves one unchanged. With follow
 // false it acts on a symlink itself (lchown).
 func (f *FS) Chown(path string, uid, gid int64, follow bool) error {
-	return f.setattr("chown", path, follow, func(c *store.Conn, l loc, now time.Time) error {
-		if uid < 0 {
-			uid = int64(l.st.UID)
-		}
-		if gid < 0 {
-			gid = int64(l.st.GID)
-		}
-		_, err := c.Exec("UPDATE fs_inode SET uid = ?, gid = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
-			uid, gid, now.Unix(), now.Nanosecond(), l.ino)
-		return err
-	})
+	var a Setattr
+	if uid >= 0 {
+		u := uint32(uid)
+		a.UID = &u
+	}
+	if gid >= 0 {
+		g := uint32(gid)
+		a.GID = &g
+	}
+	a.touch = true // chown(-1, -1) still changes ctime
+	return f.setattrPath("chown", path, follow, a)
 }
 
 // Utimens sets access and modification times; a nil time is left
 // unchanged. With follow false it acts on a symlink itself.
 func (f *FS) Utimens(path string, atime, mtime *time.Time, follow bool) error {
-	return f.setattr("utimens", path, follow, func(c *store.Conn, l loc, now time.Time) error {
-		a, m := l.st.Atime, l.st.Mtime
-		if atime != nil {
-			a = *atime
-		}
-		if mtime != nil {
-			m = *mtime
-		}
-		_, err := c.Exec("UPDATE fs_inode SET atime = ?, atime_nsec = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
-			a.Unix(), a.Nanosecond(), m.Unix(), m.Nanosecond(), now.Unix(), now.Nanosecond(), l.ino)
-		return err
-	})
-}
-
-func (f *FS) setattr(op, path string, follow bool, fn func(c *store.Conn, l loc, now time.Time) error) error {
-	return f.write(func(c *store.Conn) error {
-		l, err := f.resolveExisting(c, op, path, follow)
-		if err != nil {
-			return err
-		}
-		f.dirty()
-		delete(f.inodes, l.ino)
-		return fn(c, l, time.Now())
-	})
+	return f.setattrPath("utimens", path, follow, Setattr{Atime: atime, Mtime: mtime, touch: true})
 }
 
 // Truncate sets the size of a file; growing it reads as zeros.
@@ -880,24 +892,122 @@ func (f *FS) Truncate(path string, size int64) error {
 	if size < 0 {
 		return pathErr("truncate", path, syscall.EINVAL)
 	}
+	return f.setattrPath("truncate", path, true, Setattr{Size: &size})
+}
+
+func (f *FS) setattrPath(op, path string, follow bool, a Setattr) error {
 	return f.write(func(c *store.Conn) error {
-		l, err := f.resolveExisting(c, "truncate", path, true)
+		l, err := f.resolveExisting(c, op, path, follow)
 		if err != nil {
 			return err
 		}
-		if l.st.IsDir() {
-			return pathErr("truncate", path, syscall.EISDIR)
-		}
-		if !l.st.IsRegular() {
-			return pathErr("truncate", path, syscall.EINVAL)
-		}
-		return f.truncate(c, l.ino, l.st.Size, size, time.Now())
+		return f.setattrLoc(c, op, path, l, a, time.Now())
 	})
+}
+
+// Setattr lists the attributes SetattrIno changes; nil fields are left
+// alone.
+type Setattr struct {
+	Mode     *uint32 // permission bits, setuid, setgid and sticky (the type stays)
+	UID, GID *uint32
+	Size     *int64 // truncate or extend (regular files only)
+	Atime    *time.Time
+	Mtime    *time.Time
+	// Ctime, when set, is the new change time instead of now (a kernel
+	// with a writeback cache reports the times of its cached writes).
+	Ctime *time.Time
+	touch bool // set ctime even when no other field is set (utimens)
+}
+
+// setsInode reports whether a changes more than the size.
+func (a Setattr) setsInode() bool {
+	return a.Mode != nil || a.UID != nil || a.GID != nil || a.Atime != nil || a.Mtime != nil || a.Ctime != nil || a.touch
+}
+
+// returningCols is inodeCols for a RETURNING clause, which takes no
+// table alias.
+var returningCols = strings.ReplaceAll(inodeCols, "i.", "")
+
+// setattrLoc applies a to the existing entry l in the running
+// transaction; both APIs end here.
+func (f *FS) setattrLoc(c *store.Conn, op, path string, l loc, a Setattr, now time.Time) error {
+	if a.Size != nil {
+		switch {
+		case *a.Size < 0:
+			return pathErr(op, path, syscall.EINVAL)
+		case l.st.IsDir():
+			return pathErr(op, path, syscall.EISDIR)
+		case !l.st.IsRegular():
+			return pathErr(op, path, syscall.EINVAL)
+		}
+		// Sets size, mtime and ctime (truncate(2) updates both times).
+		if err := f.truncate(c, l.ino, l.st.Size, *a.Size, now); err != nil {
+			return err
+		}
+	}
+	if !a.setsInode() {
+		return nil
+	}
+	ctime := now
+	if a.Ctime != nil {
+		ctime = *a.Ctime
+	}
+	sets := "ctime = ?, ctime_nsec = ?"
+	args := []any{ctime.Unix(), ctime.Nanosecond()}
+	if a.Mode != nil {
+		sets += ", mode = ?"
+		args = append(args, int64(l.st.Type()|*a.Mode&0o7777))
+	}
+	if a.UID != nil {
+		sets += ", uid = ?"
+		args = append(args, int64(*a.UID))
+	}
+	if a.GID != nil {
+		sets += ", gid = ?"
+		args = append(args, int64(*a.GID))
+	}
+	if a.Atime != nil {
+		sets += ", atime = ?, atime_nsec = ?"
+		args = append(args, a.Atime.Unix(), a.Atime.Nanosecond())
+	}
+	if a.Mtime != nil {
+		sets += ", mtime = ?, mtime_nsec = ?"
+		args = append(args, a.Mtime.Unix(), a.Mtime.Nanosecond())
+	}
+	f.dirty()
+	delete(f.inodes, l.ino)
+	// RETURNING refreshes the cache in the same statement: the next
+	// operation on the inode (a kernel asks for attributes after every
+	// setattr) reads none.
+	var st Stat
+	if err := scanStat(c.QueryRow("UPDATE fs_inode SET "+sets+" WHERE ino = ? RETURNING "+returningCols, append(args, l.ino)...), &st); err != nil {
+		return err
+	}
+	st.Blksize = int64(f.chunkSize)
+	f.inodes[l.ino] = st
+	return nil
 }
 
 // Mknod creates a special file: FIFO, character or block device, socket,
 // or an empty regular file. mode carries the type bits.
 func (f *FS) Mknod(path string, mode uint32, rdev uint64) error {
+	mode, rdev, err := mknodMode(path, mode, rdev)
+	if err != nil {
+		return err
+	}
+	return f.write(func(c *store.Conn) error {
+		l, err := f.resolveEntry(c, "mknod", path, false, syscall.EEXIST)
+		if err != nil {
+			return err
+		}
+		_, err = f.mknodLoc(c, path, l, mode, rdev, f.DefaultOwner(), time.Now())
+		return err
+	})
+}
+
+// mknodMode checks the type bits of a mknod (none means a regular file)
+// and drops rdev unless the file is a device.
+func mknodMode(path string, mode uint32, rdev uint64) (uint32, uint64, error) {
 	typ := mode & schema.ModeType
 	if typ == 0 {
 		typ = schema.ModeRegular
@@ -905,25 +1015,23 @@ func (f *FS) Mknod(path string, mode uint32, rdev uint64) error {
 	switch typ {
 	case schema.ModeRegular, schema.ModeFIFO, schema.ModeChar, schema.ModeBlock, schema.ModeSocket:
 	default:
-		return pathErr("mknod", path, syscall.EINVAL)
+		return 0, 0, pathErr("mknod", path, syscall.EINVAL)
 	}
 	if typ != schema.ModeChar && typ != schema.ModeBlock {
 		rdev = 0
 	}
-	return f.write(func(c *store.Conn) error {
-		l, err := f.resolveEntry(c, "mknod", path, false, syscall.EEXIST)
-		if err != nil {
-			return err
-		}
-		if l.ino != 0 {
-			return pathErr("mknod", path, syscall.EEXIST)
-		}
-		if err := f.creatable(c, "mknod", path, l); err != nil {
-			return err
-		}
-		_, err = f.newInode(c, l.parent, l.name, typ|f.applyUmask(mode), 0, rdev, time.Now())
-		return err
-	})
+	return typ | mode&0o7777, rdev, nil
+}
+
+// mknodLoc creates the special file l; mode has checked type bits.
+func (f *FS) mknodLoc(c *store.Conn, path string, l loc, mode uint32, rdev uint64, o Owner, now time.Time) (int64, error) {
+	if l.ino != 0 {
+		return 0, pathErr("mknod", path, syscall.EEXIST)
+	}
+	if err := f.creatable(c, "mknod", path, l); err != nil {
+		return 0, err
+	}
+	return f.newInode(c, l.parent, l.name, mode&schema.ModeType|f.applyUmask(mode), 0, rdev, o, now)
 }
 
 // Statfs reports usage of the filesystem.
@@ -988,7 +1096,7 @@ func (f *FS) CopyFile(src, dst string) error {
 			if err := f.creatable(c, "copyfile", dst, d); err != nil {
 				return err
 			}
-			if ino, err = f.newInode(c, d.parent, d.name, schema.ModeRegular|s.st.Perm(), s.st.Size, 0, now); err != nil {
+			if ino, err = f.newInode(c, d.parent, d.name, schema.ModeRegular|s.st.Perm(), s.st.Size, 0, f.DefaultOwner(), now); err != nil {
 				return err
 			}
 		} else {

@@ -22,35 +22,48 @@ const (
 // Setxattr sets an extended attribute of path (following symlinks when
 // follow is true).
 func (f *FS) Setxattr(path, name string, value []byte, flags int, follow bool) error {
-	if name == "" || len(name) > XattrNameMax {
-		return pathErr("setxattr", path, syscall.ERANGE)
-	}
-	if len(value) > XattrValueMax {
-		return pathErr("setxattr", path, syscall.E2BIG)
-	}
-	if value == nil {
-		value = []byte{}
+	if err := checkXattr(path, name, value); err != nil {
+		return err
 	}
 	return f.write(func(c *store.Conn) error {
 		l, err := f.resolveExisting(c, "setxattr", path, follow)
 		if err != nil {
 			return err
 		}
-		exists, err := f.hasXattr(c, l.ino, name)
-		if err != nil {
-			return err
-		}
-		if flags&XattrCreate != 0 && exists {
-			return pathErr("setxattr", path, syscall.EEXIST)
-		}
-		if flags&XattrReplace != 0 && !exists {
-			return pathErr("setxattr", path, syscall.ENODATA)
-		}
-		if _, err := c.Exec("INSERT OR REPLACE INTO fs_xattr (ino, name, value) VALUES (?, CAST(? AS TEXT), ?)", l.ino, []byte(name), value); err != nil {
-			return err
-		}
-		return f.setCtime(c, l.ino, time.Now())
+		return f.setxattr(c, path, l.ino, name, value, flags)
 	})
+}
+
+func checkXattr(path, name string, value []byte) error {
+	if name == "" || len(name) > XattrNameMax {
+		return pathErr("setxattr", path, syscall.ERANGE)
+	}
+	if len(value) > XattrValueMax {
+		return pathErr("setxattr", path, syscall.E2BIG)
+	}
+	return nil
+}
+
+// setxattr sets an attribute of the existing inode ino; both APIs end
+// here.
+func (f *FS) setxattr(c *store.Conn, path string, ino int64, name string, value []byte, flags int) error {
+	if value == nil {
+		value = []byte{}
+	}
+	exists, err := f.hasXattr(c, ino, name)
+	if err != nil {
+		return err
+	}
+	if flags&XattrCreate != 0 && exists {
+		return pathErr("setxattr", path, syscall.EEXIST)
+	}
+	if flags&XattrReplace != 0 && !exists {
+		return pathErr("setxattr", path, syscall.ENODATA)
+	}
+	if _, err := c.Exec("INSERT OR REPLACE INTO fs_xattr (ino, name, value) VALUES (?, CAST(? AS TEXT), ?)", ino, []byte(name), value); err != nil {
+		return err
+	}
+	return f.setCtime(c, ino, time.Now())
 }
 
 func (f *FS) hasXattr(c *store.Conn, ino int64, name string) (bool, error) {
@@ -70,12 +83,18 @@ func (f *FS) Getxattr(path, name string, follow bool) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		err = c.QueryRow("SELECT value FROM fs_xattr WHERE ino = ? AND name = CAST(? AS TEXT)", l.ino, []byte(name)).Scan(&v)
-		if isNoRows(err) {
-			return pathErr("getxattr", path, syscall.ENODATA)
-		}
+		v, err = f.getxattr(c, path, l.ino, name)
 		return err
 	})
+	return v, err
+}
+
+func (f *FS) getxattr(c *store.Conn, path string, ino int64, name string) ([]byte, error) {
+	var v []byte
+	err := c.QueryRow("SELECT value FROM fs_xattr WHERE ino = ? AND name = CAST(? AS TEXT)", ino, []byte(name)).Scan(&v)
+	if isNoRows(err) {
+		return nil, pathErr("getxattr", path, syscall.ENODATA)
+	}
 	if v == nil && err == nil {
 		v = []byte{}
 	}
@@ -90,21 +109,14 @@ func (f *FS) Listxattr(path string, follow bool) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		rows, err := c.Query("SELECT CAST(name AS BLOB) FROM fs_xattr WHERE ino = ? ORDER BY name", l.ino)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var n []byte
-			if err := rows.Scan(&n); err != nil {
-				return err
-			}
-			names = append(names, string(n))
-		}
-		return rows.Err()
+		names, err = f.listxattr(c, l.ino)
+		return err
 	})
 	return names, err
+}
+
+func (f *FS) listxattr(c *store.Conn, ino int64) ([]string, error) {
+	return c.Strings("SELECT CAST(name AS BLOB) FROM fs_xattr WHERE ino = ? ORDER BY name", ino)
 }
 
 // Removexattr deletes an extended attribute, or fails with ENODATA.
@@ -114,14 +126,18 @@ func (f *FS) Removexattr(path, name string, follow bool) error {
 		if err != nil {
 			return err
 		}
-		r, err := c.Exec("DELETE FROM fs_xattr WHERE ino = ? AND name = CAST(? AS TEXT)", l.ino, []byte(name))
-		if err != nil {
-			return err
-		}
-		if n, _ := r.RowsAffected(); n == 0 {
-			return pathErr("removexattr", path, syscall.ENODATA)
-		}
-		f.dirty()
-		return f.setCtime(c, l.ino, time.Now())
+		return f.removexattr(c, path, l.ino, name)
 	})
+}
+
+func (f *FS) removexattr(c *store.Conn, path string, ino int64, name string) error {
+	r, err := c.Exec("DELETE FROM fs_xattr WHERE ino = ? AND name = CAST(? AS TEXT)", ino, []byte(name))
+	if err != nil {
+		return err
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return pathErr("removexattr", path, syscall.ENODATA)
+	}
+	f.dirty()
+	return f.setCtime(c, ino, time.Now())
 }

@@ -1,0 +1,197 @@
+package mount_test
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Real programs through the mount: git, tar, diff, cp -a, find, du,
+// rm -rf and a parallel make of a small C project.
+
+func needTool(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			t.Skipf("skipping: %s is not installed", n)
+		}
+	}
+}
+
+// sh runs a shell command line in dir and returns its output.
+func sh(t *testing.T, dir, cmdline string) string {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", cmdline)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir,
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s (in %s): %v\n%s", cmdline, dir, err, out)
+	}
+	return string(out)
+}
+
+// timed runs sh and returns how long it took.
+func timed(t *testing.T, dir, cmdline string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	sh(t, dir, cmdline)
+	return time.Since(start)
+}
+
+// makeTree writes n files of random sizes (up to 16 KiB) in nested
+// directories, with a few symlinks and hard links, under dir.
+func makeTree(t *testing.T, dir string, n int) {
+	t.Helper()
+	r := rand.New(rand.NewSource(1))
+	buf := make([]byte, 16<<10)
+	for i := range n {
+		sub := filepath.Join(dir, fmt.Sprintf("pkg%02d", i%37), fmt.Sprintf("lib%d", i%5))
+		must(t, os.MkdirAll(sub, 0o755))
+		r.Read(buf)
+		name := filepath.Join(sub, fmt.Sprintf("file%04d.dat", i))
+		must(t, os.WriteFile(name, buf[:r.Intn(len(buf))], 0o644))
+		if i%100 == 0 {
+			must(t, os.Symlink(fmt.Sprintf("file%04d.dat", i), name+".link"))
+		}
+		if i%250 == 0 {
+			must(t, os.Chmod(name, 0o755))
+			must(t, os.Link(name, name+".hard"))
+		}
+	}
+}
+
+func TestPrograms(t *testing.T) {
+	needTool(t, "tar", "diff", "cp", "find", "du", "rm")
+	fx := mountT(t)
+	native := t.TempDir()
+	src := filepath.Join(native, "src")
+	makeTree(t, src, 2000)
+	archive := filepath.Join(native, "tree.tar")
+	sh(t, native, "tar cf tree.tar -C src .")
+
+	must(t, os.Mkdir(fx.p("untar"), 0o755))
+	must(t, os.Mkdir(filepath.Join(native, "untar"), 0o755))
+	tMount := timed(t, fx.dir, "tar xf "+archive+" -C untar")
+	tNative := timed(t, native, "tar xf "+archive+" -C untar")
+	sh(t, fx.dir, "diff -r "+src+" untar")
+	t.Logf("tar x of 2,000 files: mount %v, native %v (%.1fx)", tMount, tNative, float64(tMount)/float64(tNative))
+
+	// find and du agree with the native tree.
+	count := func(dir string) string { return sh(t, dir, "find . | sort | md5sum") }
+	if a, b := count(fx.p("untar")), count(filepath.Join(native, "untar")); a != b {
+		t.Errorf("find listings differ")
+	}
+	if got := strings.Fields(sh(t, fx.p("untar"), "find . -type f | wc -l"))[0]; got != "2008" {
+		t.Errorf("find -type f: %s files", got)
+	}
+	duApparent := func(dir string) string {
+		return strings.Fields(sh(t, dir, "du -s --apparent-size --block-size=1 --count-links ."))[0]
+	}
+	if a, b := duApparent(fx.p("untar")), duApparent(filepath.Join(native, "untar")); a == "" || a == "0" {
+		t.Errorf("du through the mount: %q (native %q)", a, b)
+	}
+
+	// cp -a keeps modes, times, symlinks and hard links.
+	tCp := timed(t, fx.dir, "cp -a "+src+" copy")
+	sh(t, fx.dir, "diff -r "+src+" copy")
+	var stSrc, stCopy os.FileInfo
+	stSrc, _ = os.Lstat(filepath.Join(src, "pkg00/lib0/file0000.dat"))
+	stCopy, _ = os.Lstat(fx.p("copy/pkg00/lib0/file0000.dat"))
+	if stSrc.Mode() != stCopy.Mode() || !stSrc.ModTime().Equal(stCopy.ModTime()) {
+		t.Errorf("cp -a: mode %v/%v mtime %v/%v", stSrc.Mode(), stCopy.Mode(), stSrc.ModTime(), stCopy.ModTime())
+	}
+	if out := sh(t, fx.dir, "stat -c %h copy/pkg00/lib0/file0000.dat"); strings.TrimSpace(out) != "2" {
+		t.Errorf("cp -a hard link count: %s", out)
+	}
+
+	tRm := timed(t, fx.dir, "rm -rf untar copy")
+	tRmNative := timed(t, native, "rm -rf untar")
+	if es, _ := os.ReadDir(fx.dir); len(es) != 0 {
+		t.Errorf("after rm -rf: %d entries left", len(es))
+	}
+	t.Logf("cp -a of 2,000 files: %v; rm -rf of 4,000 files: mount %v, native (2,000) %v", tCp, tRm, tRmNative)
+}
+
+func TestGit(t *testing.T) {
+	needTool(t, "git")
+	fx := mountT(t)
+	repo := fx.p("repo")
+	must(t, os.Mkdir(repo, 0o755))
+	sh(t, repo, "git init -q -b main .")
+	for i := range 50 {
+		dir := filepath.Join(repo, "src", strconv.Itoa(i%5))
+		must(t, os.MkdirAll(dir, 0o755))
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), strings.Repeat("line\n", i+1))
+	}
+	sh(t, repo, "git add -A && git commit -q -m first")
+	if out := sh(t, repo, "git status --porcelain"); out != "" {
+		t.Errorf("status after commit: %q", out)
+	}
+	writeFile(t, filepath.Join(repo, "src/0/f0.txt"), "changed\n")
+	must(t, os.Remove(filepath.Join(repo, "src/1/f1.txt")))
+	writeFile(t, filepath.Join(repo, "new.txt"), "new\n")
+	out := sh(t, repo, "git status --porcelain")
+	for _, want := range []string{" M src/0/f0.txt", " D src/1/f1.txt", "?? new.txt"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("git status lacks %q:\n%s", want, out)
+		}
+	}
+	sh(t, repo, "git add -A && git commit -q -m second && git gc -q")
+	if got := strings.TrimSpace(sh(t, repo, "git rev-list --count HEAD")); got != "2" {
+		t.Errorf("commits: %s", got)
+	}
+	sh(t, repo, "git fsck --strict --no-progress")
+	if out := sh(t, repo, "git status --porcelain"); out != "" {
+		t.Errorf("status after gc: %q", out)
+	}
+}
+
+func TestMake(t *testing.T) {
+	needTool(t, "make", "gcc")
+	fx := mountT(t)
+	proj := fx.p("proj")
+	must(t, os.Mkdir(proj, 0o755))
+	var objs []string
+	var calls []string
+	for i := range 8 {
+		writeFile(t, filepath.Join(proj, fmt.Sprintf("m%d.c", i)),
+			fmt.Sprintf("#include \"common.h\"\nint f%d(void) { return %d + COMMON; }\n", i, i))
+		objs = append(objs, fmt.Sprintf("m%d.o", i))
+		calls = append(calls, fmt.Sprintf("f%d()", i))
+	}
+	writeFile(t, filepath.Join(proj, "common.h"), "#define COMMON 1\n")
+	var decls strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&decls, "int f%d(void);\n", i)
+	}
+	writeFile(t, filepath.Join(proj, "main.c"), "#include <stdio.h>\n"+decls.String()+
+		"int main(void) { printf(\"%d\\n\", "+strings.Join(calls, " + ")+"); return 0; }\n")
+	writeFile(t, filepath.Join(proj, "Makefile"), "OBJS = main.o "+strings.Join(objs, " ")+"\n"+
+		"prog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n%.o: %.c common.h\n\t$(CC) -O1 -c -o $@ $<\nclean:\n\trm -f prog $(OBJS)\n")
+	start := time.Now()
+	sh(t, proj, "make -s -j2")
+	t.Logf("make -j2 of 9 C files: %v", time.Since(start))
+	if got := strings.TrimSpace(sh(t, proj, "./prog")); got != "36" {
+		t.Errorf("prog printed %q, want 36", got)
+	}
+	// Touching the header rebuilds everything; an up-to-date tree builds
+	// nothing.
+	time.Sleep(20 * time.Millisecond)
+	writeFile(t, filepath.Join(proj, "common.h"), "#define COMMON 2\n")
+	sh(t, proj, "make -s -j2")
+	if got := strings.TrimSpace(sh(t, proj, "./prog")); got != "44" {
+		t.Errorf("after header change prog printed %q, want 44", got)
+	}
+	if out := sh(t, proj, "make -j2"); !strings.Contains(out, "up to date") {
+		t.Errorf("second make: %q", out)
+	}
+	sh(t, proj, "make -s clean")
+}

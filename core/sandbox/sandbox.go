@@ -5,7 +5,7 @@
 // file is ever opened; an unknown command answers "command not found".
 //
 //	sb, _ := sandbox.New(agent, sandbox.Options{Limits: sandbox.Normal})
-//	res, _ := sb.Exec(ctx, "grep -rn TODO /src | head", sandbox.ExecOptions{})
+//	res, _ := sb.Exec(ctx, "grep -rn 'func main' /src | head", sandbox.ExecOptions{})
 //
 // Each Exec is recorded in the agent's tool-call log as a call named
 // "exec". A Session keeps the shell state (working directory, variables,

@@ -36,7 +36,7 @@ when standard input is not a terminal, it is read as the script.
 Limits (--profile): normal, or hardened for untrusted scripts. A script
 stopped by a limit exits with 124 and says which limit. Every run is
 recorded as an "exec" tool call: see agentfs timeline ID.`,
-		Example: `  agentfs sh my-agent -c 'grep -rn TODO /src | head'
+		Example: `  agentfs sh my-agent -c 'grep -rn "func main" /src | head'
   agentfs sh my-agent --profile hardened --env TOKEN=x -c 'env'
   agentfs sh my-agent --cwd /src`,
 		Args:              usageArgs(cobra.ExactArgs(1)),

@@ -1,6 +1,8 @@
 package vfs_test
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -138,5 +140,38 @@ func TestFS_OpenUnlinkRace(t *testing.T) {
 			t.Fatalf("iteration %d: ReadAt through a handle opened before the unlink: got %d, %v, %q", i, n, err, buf[:n])
 		}
 		must(t, h.Close())
+	}
+}
+
+// A directory created or listed here is known in full, so lookups of
+// missing names in it skip the database; a name another connection adds
+// must still appear.
+func TestFS_CompleteDirectorySeesForeignCreates(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.db")
+	a := openAgentAt(t, p).FS
+	b := openAgentAt(t, p).FS
+	if err := a.Mkdir("/fresh", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Stat("/fresh/x"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Stat of a missing name: %v, want not exist", err)
+	}
+	if err := b.WriteFile("/fresh/x", []byte("from b"), vfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.ReadFile("/fresh/x"); err != nil || string(got) != "from b" {
+		t.Fatalf("ReadFile after a foreign create = %q, %v", got, err)
+	}
+	if _, err := a.Readdir("/fresh"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteFile("/fresh/y", []byte("y"), vfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := a.Readdir("/fresh"); err != nil || len(names) != 2 {
+		t.Fatalf("Readdir after a second foreign create = %v, %v; want [x y]", names, err)
+	}
+	if _, err := a.Stat("/fresh/y"); err != nil {
+		t.Fatalf("Stat of the foreign file: %v", err)
 	}
 }

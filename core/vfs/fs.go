@@ -42,6 +42,11 @@ type FS struct {
 	// Caches are only touched with the store's primary connection held,
 	// i.e. inside db.Do / db.Write callbacks, which serialise them.
 	dentries map[dentryKey]int64 // 0 records a known-absent name
+	// complete marks directories all of whose entries are in dentries (a
+	// directory created here, or listed in full): a name missing from the
+	// cache is then absent without asking the database. Every mutation of
+	// entries updates dentries, and resetCache drops both together.
+	complete map[int64]bool
 	inodes   map[int64]Stat
 	links    map[int64]string
 	txnDirty bool // the current write transaction changed cached state
@@ -85,6 +90,7 @@ func (f *FS) ChunkSize() int { return f.chunkSize }
 
 func (f *FS) resetCache() {
 	f.dentries = make(map[dentryKey]int64, 1024)
+	f.complete = make(map[int64]bool)
 	f.inodes = make(map[int64]Stat, 1024)
 	f.links = make(map[int64]string)
 }
@@ -142,6 +148,9 @@ func (f *FS) lookup(c *store.Conn, parent int64, name string) (int64, error) {
 	k := dentryKey{parent, name}
 	if ino, ok := f.dentries[k]; ok {
 		return ino, nil
+	}
+	if f.complete[parent] {
+		return 0, nil
 	}
 	var ino int64
 	err := c.QueryRow("SELECT ino FROM fs_dentry WHERE parent_ino = ? AND name = CAST(? AS TEXT)", parent, []byte(name)).Scan(&ino)
@@ -512,6 +521,9 @@ func (f *FS) newInode(c *store.Conn, parent int64, name string, mode uint32, siz
 		return 0, err
 	}
 	f.dentries[dentryKey{parent, name}] = ino
+	if mode&schema.ModeType == schema.ModeDir {
+		f.complete[ino] = true // new and empty: every lookup in it is known
+	}
 	f.inodes[ino] = Stat{Ino: ino, Mode: mode, Nlink: 1, UID: o.UID, GID: o.GID, Size: size, Rdev: rdev,
 		Atime: now, Mtime: now, Ctime: now, Blksize: int64(f.chunkSize)}
 	return ino, f.touchDir(c, parent, now)

@@ -333,7 +333,11 @@ func (f *FS) Readdir(path string) ([]string, error) {
 			names = append(names, string(name))
 			f.dentries[dentryKey{l.ino, string(name)}] = ino
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		f.complete[l.ino] = true
+		return nil
 	})
 	return names, err
 }

@@ -256,4 +256,12 @@ func checkIntegrity(t testing.TB, a *core.Agent) {
 			t.Errorf("integrity: %d %s", n, c.what)
 		}
 	}
+	// And the engine's own checker must agree.
+	rep, err := a.Fsck(ctx, false)
+	if err != nil {
+		t.Fatalf("fsck: %v", err)
+	}
+	for _, p := range rep.Problems {
+		t.Errorf("fsck: %s: %s", p.Rule, p.Detail)
+	}
 }

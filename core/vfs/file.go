@@ -168,62 +168,18 @@ func (h *File) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, pathErr("read", h.path, syscall.EINVAL)
 	}
-	var data []byte
-	if len(p) >= parallelRead {
-		// Large reads (FUSE readahead, big buffers) take a reader
-		// connection: they run beside each other and beside writers
-		// instead of queueing on the primary connection.
-		err := h.fs.db.Read(bg, func(c *store.Conn) error {
-			var mode, size int64
-			err := c.QueryRow("SELECT mode, size FROM fs_inode WHERE ino = ?", h.ino).Scan(&mode, &size)
-			if isNoRows(err) {
-				return pathErr("read", h.path, errStale)
-			}
-			if err != nil {
-				return err
-			}
-			if uint32(mode)&schema.ModeType == schema.ModeDir {
-				return pathErr("read", h.path, syscall.EISDIR)
-			}
-			data, err = h.fs.readData(c, h.ino, off, int64(len(p)), size)
-			return err
-		})
-		if err != nil {
-			return 0, err
-		}
-		n := copy(p, data)
-		if n < len(p) {
-			return n, io.EOF
-		}
-		return n, nil
-	}
-	err := h.fs.read(func(c *store.Conn) error {
-		st, ok, err := h.fs.inode(c, h.ino)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return pathErr("read", h.path, errStale)
-		}
-		if st.IsDir() {
-			return pathErr("read", h.path, syscall.EISDIR)
-		}
-		data, err = h.fs.readData(c, h.ino, off, int64(len(p)), st.Size)
-		return err
-	})
+	n, err := h.fs.readAt(h.ino, p, off)
 	if err != nil {
+		if errnoOf(err) != 0 {
+			err = pathErr("read", h.path, errnoOf(err))
+		}
 		return 0, err
 	}
-	n := copy(p, data)
 	if n < len(p) {
 		return n, io.EOF
 	}
 	return n, nil
 }
-
-// parallelRead is the size from which File.ReadAt reads on a reader
-// connection.
-const parallelRead = 64 << 10
 
 // WriteAt writes p at offset off (at the end of the file in O_APPEND mode).
 func (h *File) WriteAt(p []byte, off int64) (int, error) {

@@ -188,7 +188,7 @@ func (h *handlers) call(ctx context.Context, args []string) ([]string, error) {
 		return nil, err
 	}
 	if max := st.b.limits.MaxCallDepth; max > 0 && !interp.IsBuiltin(args[0]) {
-		if _, ok := h.sess.s.reg.Lookup(args[0]); !ok {
+		if _, ok := h.sess.s.reg.Lookup(args[0]); !ok && h.sess.s.binds[args[0]] == nil {
 			// Maybe a shell function: measure the nesting, every 8th
 			// such call (the stack walk costs as much as the depth).
 			if st.b.maybeFuncCalls.Add(1)%8 == 0 && callDepth(max) > max {
@@ -379,6 +379,9 @@ var nestedBuiltins = map[string]bool{"echo": true, "test": true, "[": true, ":":
 
 // known reports whether name runs something in this sandbox.
 func (h *handlers) known(name string) bool {
+	if h.sess.s.binds[name] != nil {
+		return h.allowed(name)
+	}
 	if _, ok := h.sess.s.reg.Lookup(name); ok {
 		return h.allowed(name)
 	}
@@ -474,6 +477,10 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 	case cmdType:
 		return h.typeCmd(stdout, stderr, args[1], args[2:])
 	default:
+		if b := h.sess.s.binds[name]; b != nil {
+			run = func(c *commands.Cmd) int { return b.run(c.Ctx, c.Args, c.Stdin, c.Stdout, c.Stderr) }
+			break
+		}
 		c, ok := h.sess.s.reg.Lookup(name)
 		if !ok {
 			if hc != nil && nestedBuiltins[name] && interp.IsBuiltin(name) {
@@ -505,6 +512,7 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 		ID:      commands.Identity{User: sandbox.pol.User, UID: sandbox.pol.UID, GID: sandbox.pol.GID, Hostname: sandbox.pol.Hostname},
 		Lookup:  h.known,
 		Now:     sandbox.opts.Now,
+		Net:     sandbox.net,
 	}
 	if !commands.IsDevNull(stdout) {
 		// What a command writes may pile up in memory (a pipe's reader,

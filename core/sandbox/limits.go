@@ -37,6 +37,12 @@ type Limits struct {
 	// MaxFSWriteBytes is the data the script may write to the agent
 	// filesystem.
 	MaxFSWriteBytes int64
+	// MaxResponseBytes is the largest body one curl request may receive
+	// (curl exits 63 beyond it).
+	MaxResponseBytes int64
+	// NetTimeout is the longest one curl request may take (curl exits 28
+	// beyond it); --max-time may only shorten it.
+	NetTimeout time.Duration
 }
 
 // Profiles of limits, by name.
@@ -50,16 +56,21 @@ var (
 		MaxOutputBytes:  16 << 20,
 		MaxStreamBytes:  256 << 20,
 		MaxFSWriteBytes: 1 << 30,
+		// A response is held in memory before it is written out.
+		MaxResponseBytes: 64 << 20,
+		NetTimeout:       30 * time.Second,
 	}
 	// Hardened suits untrusted scripts: small budgets everywhere.
 	Hardened = Limits{
-		MaxCommands:     10_000,
-		MaxSteps:        200_000,
-		MaxCallDepth:    200,
-		WallTime:        10 * time.Second,
-		MaxOutputBytes:  1 << 20,
-		MaxStreamBytes:  16 << 20,
-		MaxFSWriteBytes: 64 << 20,
+		MaxCommands:      10_000,
+		MaxSteps:         200_000,
+		MaxCallDepth:     200,
+		WallTime:         10 * time.Second,
+		MaxOutputBytes:   1 << 20,
+		MaxStreamBytes:   16 << 20,
+		MaxFSWriteBytes:  64 << 20,
+		MaxResponseBytes: 4 << 20,
+		NetTimeout:       5 * time.Second,
 	}
 )
 

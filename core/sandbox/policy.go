@@ -42,7 +42,17 @@ type Policy struct {
 	// (default 022, as a login shell has). Set NoUmask for none.
 	Umask   uint32
 	NoUmask bool
+	// Net allows network requests (curl): none by default. A request
+	// runs when a rule's prefix and methods match its URL and method,
+	// after every redirect too; the matching rule's headers are added at
+	// the boundary, so that secrets stay on the host. Loopback, private
+	// and link-local addresses are refused, after DNS resolution, unless
+	// the rule has AllowPrivate.
+	Net []NetRule
 }
+
+// NetRule allows requests under a URL prefix; see commands.NetRule.
+type NetRule = commands.NetRule
 
 func (p *Policy) withDefaults() Policy {
 	q := *p

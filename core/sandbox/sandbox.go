@@ -7,6 +7,10 @@
 //	sb, _ := sandbox.New(agent, sandbox.Options{Limits: sandbox.Normal})
 //	res, _ := sb.Exec(ctx, "grep -rn 'func main' /src | head", sandbox.ExecOptions{})
 //
+// The network is closed unless Policy.Net allows URL prefixes (curl
+// then reaches them, with the rule's headers added at the boundary), and
+// Options.Bindings add host functions the script calls as commands.
+//
 // Each Exec is recorded in the agent's tool-call log as a call named
 // "exec". A Session keeps the shell state (working directory, variables,
 // functions) from one Exec to the next, for interactive use.
@@ -49,6 +53,8 @@ type Options struct {
 	NoAudit bool
 	// Now is the clock of date, touch and ls (default time.Now).
 	Now func() time.Time
+	// Bindings are host functions the script runs as commands.
+	Bindings []Binding
 }
 
 // Sandbox runs scripts over one agent filesystem. It is safe for
@@ -59,6 +65,8 @@ type Sandbox struct {
 	opts  Options
 	pol   Policy
 	reg   *commands.Registry
+	net   *commands.Net // nil: no network
+	binds map[string]*binding
 }
 
 // New returns a sandbox over the agent's filesystem, recording each Exec
@@ -79,6 +87,19 @@ func NewFS(fsys *vfs.FS, tools *toolcalls.Log, opts Options) (*Sandbox, error) {
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
 	}
+	if len(s.pol.Net) > 0 {
+		for _, r := range s.pol.Net {
+			if err := checkNetRule(r); err != nil {
+				return nil, err
+			}
+		}
+		s.net = &commands.Net{Rules: s.pol.Net, MaxResponseBytes: opts.Limits.MaxResponseBytes, Timeout: opts.Limits.NetTimeout}
+	}
+	binds, err := compileBindings(opts.Bindings, s.reg)
+	if err != nil {
+		return nil, err
+	}
+	s.binds = binds
 	return s, nil
 }
 

@@ -29,6 +29,8 @@ func newServeMCPCmd() *cobra.Command {
 	var readOnly bool
 	var profile string
 	var env []string
+	var allowNet []string
+	var allowPrivate bool
 	c := &cobra.Command{
 		Use:   "mcp ID_OR_PATH",
 		Short: "Serve an agent as a Model Context Protocol server (stdio or streamable HTTP)",
@@ -82,6 +84,9 @@ An MCP client configuration (Claude Desktop and others):
 				}
 				opts.Sandbox.Policy.Env[k] = v
 			}
+			if opts.Sandbox.Policy.Net, err = netRules(allowNet, allowPrivate); err != nil {
+				return usageError(cmd, "%v", err)
+			}
 			if err := opts.Check(); err != nil {
 				return usageError(cmd, "--tools: %v", err)
 			}
@@ -104,6 +109,7 @@ An MCP client configuration (Claude Desktop and others):
 	c.Flags().BoolVar(&readOnly, "read-only", false, "serve only the tools that do not change the agent (no exec)")
 	c.Flags().StringVar(&profile, "profile", "normal", "limits of the scripts run by exec: normal or hardened")
 	c.Flags().StringArrayVar(&env, "env", nil, "environment variable NAME=VALUE of the scripts run by exec (repeatable; nothing comes from the host)")
+	addNetFlags(c, &allowNet, &allowPrivate)
 	c.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions([]cobra.Completion{"normal", "hardened"}, cobra.ShellCompDirectiveNoFileComp))
 	c.RegisterFlagCompletionFunc("tools", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		done, _ := cutLast(toComplete, ",")

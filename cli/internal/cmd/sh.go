@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 
@@ -18,8 +19,8 @@ func init() { register(newShCmd) }
 
 func newShCmd() *cobra.Command {
 	var script, profile, cwd string
-	var envs []string
-	var interactive bool
+	var envs, allowNet []string
+	var interactive, allowPrivate bool
 	c := &cobra.Command{
 		Use:   "sh ID_OR_PATH [-c SCRIPT]",
 		Short: "Run a shell inside the engine, over the agent's files (no host process, no host file)",
@@ -33,12 +34,18 @@ commands from a terminal, one line at a time, in one shell whose working
 directory, variables and functions persist (type exit or Ctrl-D to leave);
 when standard input is not a terminal, it is read as the script.
 
+Network: none by default. --allow-net PREFIX lets curl reach URLs under
+PREFIX (repeatable; METHOD[,METHOD]:PREFIX limits the methods). Loopback,
+private and link-local addresses stay blocked unless --allow-private.
+
 Limits (--profile): normal, or hardened for untrusted scripts. A script
 stopped by a limit exits with 124 and says which limit. Every run is
 recorded as an "exec" tool call: see agentfs timeline ID.`,
 		Example: `  agentfs sh my-agent -c 'grep -rn "func main" /src | head'
   agentfs sh my-agent --profile hardened --env TOKEN=x -c 'env'
-  agentfs sh my-agent --cwd /src`,
+  agentfs sh my-agent --cwd /src
+  agentfs sh my-agent --allow-net https://api.github.com/ -c 'curl -s https://api.github.com/zen'
+  agentfs sh my-agent --allow-net GET:https://example.com/ -c 'curl -sI https://example.com/'`,
 		Args:              usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: completeAgentFirst,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,8 +61,12 @@ recorded as an "exec" tool call: see agentfs timeline ID.`,
 				}
 				env[k] = v
 			}
+			rules, err := netRules(allowNet, allowPrivate)
+			if err != nil {
+				return usageError(cmd, "%v", err)
+			}
 			return withAgent(cmd, args[0], core.Options{}, func(a *core.Agent) error {
-				sb, err := sandbox.New(a, sandbox.Options{Policy: sandbox.Policy{Env: env}, Limits: limits})
+				sb, err := sandbox.New(a, sandbox.Options{Policy: sandbox.Policy{Env: env, Net: rules}, Limits: limits})
 				if err != nil {
 					return err
 				}
@@ -83,7 +94,39 @@ recorded as an "exec" tool call: see agentfs timeline ID.`,
 	c.Flags().StringArrayVar(&envs, "env", nil, "set a variable of the shell (repeatable); nothing comes from the host environment")
 	c.Flags().StringVar(&cwd, "cwd", "/", "working directory in the agent filesystem")
 	c.Flags().BoolVarP(&interactive, "interactive", "i", false, "read commands line by line even when stdin is not a terminal")
+	addNetFlags(c, &allowNet, &allowPrivate)
 	return c
+}
+
+// addNetFlags adds --allow-net and --allow-private (sh and serve mcp).
+func addNetFlags(c *cobra.Command, allowNet *[]string, allowPrivate *bool) {
+	c.Flags().StringArrayVar(allowNet, "allow-net", nil, "let curl reach URLs under PREFIX (repeatable; METHOD[,METHOD]:PREFIX for some methods only); no network otherwise")
+	c.Flags().BoolVar(allowPrivate, "allow-private", false, "let the --allow-net prefixes reach loopback, private and link-local addresses")
+}
+
+// netRules turns the --allow-net values into network rules.
+func netRules(allowNet []string, allowPrivate bool) ([]sandbox.NetRule, error) {
+	if allowPrivate && len(allowNet) == 0 {
+		return nil, fmt.Errorf("--allow-private needs --allow-net")
+	}
+	var rules []sandbox.NetRule
+	for _, v := range allowNet {
+		r := sandbox.NetRule{Prefix: v, AllowPrivate: allowPrivate}
+		if m, rest, ok := strings.Cut(v, ":"); ok && m != "" && strings.ToUpper(m) == m && !strings.HasPrefix(rest, "//") {
+			r.Prefix = rest
+			for _, x := range strings.Split(m, ",") {
+				if x != "" {
+					r.Methods = append(r.Methods, x)
+				}
+			}
+		}
+		u, err := url.Parse(r.Prefix)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+			return nil, fmt.Errorf("--allow-net takes an http:// or https:// URL prefix (optionally METHOD:PREFIX), not %q", v)
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
 }
 
 // shRun runs one script and ends the command with its exit status.

@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -79,4 +82,31 @@ func TestSh_Audit(t *testing.T) {
 	if !strings.Contains(out, "echo hi") || !strings.Contains(out, `exit_code`) {
 		t.Errorf("timeline lacks the command or result:\n%s", out)
 	}
+}
+
+func TestSh_AllowNet(t *testing.T) {
+	newAgent(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s\n", r.Method, r.URL.Path)
+	}))
+	defer srv.Close()
+	r := run(t, "", "sh", "t", "-c", "curl -sS "+srv.URL+"/x")
+	if r.code != 7 || !strings.Contains(r.err, "curl: (7) blocked by sandbox network policy") {
+		t.Errorf("default deny: %+v", r)
+	}
+	// Loopback stays blocked without --allow-private.
+	r = run(t, "", "sh", "t", "--allow-net", srv.URL+"/", "-c", "curl -sS "+srv.URL+"/x")
+	if r.code != 7 || !strings.Contains(r.err, "loopback") {
+		t.Errorf("loopback: %+v", r)
+	}
+	out := mustRun(t, "sh", "t", "--allow-net", srv.URL+"/", "--allow-private", "-c", "curl -sS "+srv.URL+"/x")
+	checkOut(t, "--allow-net", out, lines("GET /x"))
+	r = run(t, "", "sh", "t", "--allow-net", "GET:"+srv.URL+"/", "--allow-private", "-c", "curl -sS -X POST "+srv.URL+"/x")
+	if r.code != 7 || !strings.Contains(r.err, "method POST is not allowed") {
+		t.Errorf("method: %+v", r)
+	}
+	out = mustRun(t, "sh", "t", "--allow-net", "GET,POST:"+srv.URL+"/", "--allow-private", "-c", "curl -sS -d a=1 "+srv.URL+"/y")
+	checkOut(t, "--allow-net METHODS:", out, lines("POST /y"))
+	wantFail(t, 2, []string{"sh", "t", "--allow-net", "example.com", "-c", "true"}, "--allow-net")
+	wantFail(t, 2, []string{"sh", "t", "--allow-private", "-c", "true"}, "--allow-private needs --allow-net")
 }

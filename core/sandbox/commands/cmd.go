@@ -90,6 +90,9 @@ type Cmd struct {
 	Lookup func(name string) bool
 	// Now is the clock (date, touch); tests may fix it.
 	Now func() time.Time
+	// Net is the network curl may use under the sandbox's policy; nil
+	// means none.
+	Net *Net
 }
 
 // Name is the command's name as invoked.

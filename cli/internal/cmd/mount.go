@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -259,6 +260,11 @@ func serveMount(cmd *cobra.Command, idOrPath, dir string, fl mountFlags) error {
 	if err != nil {
 		return fail(err)
 	}
+	// Catch signals before the mount exists: one arriving in between must
+	// unmount, not kill the server and leave a dead mount behind.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
 	srv, err := mount.Mount(dir, a.FS, opts)
 	if err != nil {
 		if os.Geteuid() != 0 {
@@ -272,14 +278,17 @@ func serveMount(cmd *cobra.Command, idOrPath, dir string, fl mountFlags) error {
 			return fail(err)
 		}
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sig)
+	// A signal that came while mounting is handled now.
+	forced := make(chan struct{})
+	var forceOnce sync.Once
 	go func() {
 		for range sig {
 			if err := srv.Unmount(); err != nil {
-				// Busy: detach now, the server ends with its last user.
+				// Busy: detach now; the server ends with its last user,
+				// but not later than a few seconds from now, so that a
+				// stuck user cannot keep the process alive.
 				mount.Unmount(dir, true)
+				time.AfterFunc(detachGrace, func() { forceOnce.Do(func() { close(forced) }) })
 			}
 		}
 	}()
@@ -289,9 +298,19 @@ func serveMount(cmd *cobra.Command, idOrPath, dir string, fl mountFlags) error {
 	} else {
 		fmt.Fprintf(cmd.ErrOrStderr(), "Mounted %s on %s (Ctrl-C or agentfs umount %s to stop)\n", a.Path(), dir, dir)
 	}
-	srv.Wait()
+	done := make(chan struct{})
+	go func() { srv.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-forced:
+		fmt.Fprintf(cmd.ErrOrStderr(), "agentfs: %s was still in use %s after detaching; stopping the server\n", dir, detachGrace)
+	}
 	return nil
 }
+
+// detachGrace is how long a server whose mount was lazily detached keeps
+// serving the processes still inside it before it stops.
+const detachGrace = 5 * time.Second
 
 // startAutoUnmountWatch starts a detached watcher process that holds the
 // read end of a pipe whose write end only this process has: when this

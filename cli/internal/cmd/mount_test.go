@@ -214,8 +214,17 @@ func TestMountForeground(t *testing.T) {
 		t.Error(err)
 	}
 	fg.Process.Signal(syscall.SIGINT)
-	if err := fg.Wait(); err != nil {
-		t.Errorf("foreground server: %v; stderr: %s", err, stderr.String())
+	waited := make(chan error, 1)
+	go func() { waited <- fg.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Errorf("foreground server: %v; stderr: %s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		fg.Process.Kill()
+		syscall.Unmount(mnt, syscall.MNT_DETACH)
+		t.Fatalf("foreground server still running 30 s after SIGINT; stderr: %s", stderr.String())
 	}
 	if listed(t, mnt) {
 		t.Errorf("still mounted after SIGINT")

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -352,10 +353,18 @@ func (c *Cmd) ReadAll(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EISDIR}
 	}
-	return io.ReadAll(f)
+	// Size the buffer from the file: io.ReadAll starts at 512 bytes and
+	// would take several reads (each a database query) per small file.
+	var b bytes.Buffer
+	if err == nil && st.Size > 0 && st.Size < 1<<30 {
+		b.Grow(int(st.Size) + 1)
+	}
+	_, err = b.ReadFrom(f)
+	return b.Bytes(), err
 }
 
 // Stat follows symlinks; devices are answered virtually.

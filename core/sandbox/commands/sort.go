@@ -3,7 +3,7 @@ package commands
 import (
 	"bytes"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -382,7 +382,14 @@ func runSort(c *Cmd) int {
 		}
 		return 0
 	}
-	sort.SliceStable(lines, func(i, j int) bool { return full(lines[i], lines[j]) < 0 })
+	if stable || unique {
+		// Equal keys keep their input order (-s), and -u keeps the first.
+		slices.SortStableFunc(lines, full)
+	} else {
+		// full breaks every tie with the whole line, so order among
+		// equal elements cannot show: pdqsort, O(n log n).
+		slices.SortFunc(lines, full)
+	}
 	if unique {
 		out := lines[:0]
 		for i, l := range lines {

@@ -251,7 +251,34 @@ type Conn struct {
 	c   *sql.Conn
 	ctx context.Context
 	dv  int64
+	// lazy: the read transaction of Do starts at the first statement;
+	// stale: the database changed between the data version that the
+	// caller's caches trusted and that transaction's snapshot.
+	lazy, began, stale bool
 }
+
+// snapshot opens Do's read transaction before the first statement. When
+// its snapshot is newer than the data version fn started with, it aborts
+// fn (see Do): nothing fn did after reading its caches has happened yet.
+func (c *Conn) snapshot() {
+	if !c.lazy || c.began {
+		return
+	}
+	c.began = true
+	_, err := c.c.ExecContext(c.ctx, "BEGIN")
+	if err == nil {
+		var v int64
+		if err = c.c.QueryRowContext(c.ctx, "PRAGMA data_version").Scan(&v); err == nil && v == c.dv {
+			return
+		}
+		c.c.ExecContext(c.ctx, "COMMIT")
+	}
+	c.stale = true
+	panic(staleSnapshot{})
+}
+
+// staleSnapshot aborts a lazy Do whose caches may not match its snapshot.
+type staleSnapshot struct{}
 
 // DataVersion is PRAGMA data_version as read at the start of the running
 // Do or Write: it differs between two operations exactly when another
@@ -262,17 +289,20 @@ func (c *Conn) DataVersion() int64 { return c.dv }
 
 // Exec runs a statement.
 func (c *Conn) Exec(query string, args ...any) (sql.Result, error) {
+	c.snapshot()
 	r, err := c.c.ExecContext(c.ctx, query, args...)
 	return r, classify(err)
 }
 
 // QueryRow runs a query expected to return at most one row.
 func (c *Conn) QueryRow(query string, args ...any) *sql.Row {
+	c.snapshot()
 	return c.c.QueryRowContext(c.ctx, query, args...)
 }
 
 // Query runs a query.
 func (c *Conn) Query(query string, args ...any) (*sql.Rows, error) {
+	c.snapshot()
 	r, err := c.c.QueryContext(c.ctx, query, args...)
 	return r, classify(err)
 }
@@ -280,16 +310,33 @@ func (c *Conn) Query(query string, args ...any) (*sql.Rows, error) {
 // Context is the context of the running operation.
 func (c *Conn) Context() context.Context { return c.ctx }
 
-// Do runs fn on the primary connection inside a read transaction, so all
-// of fn's queries see one snapshot even while other processes commit.
+// Do runs fn on the primary connection for reading: all of fn's queries
+// see one snapshot even while other processes commit, and
 // c.DataVersion tells caches whether to drop what they hold.
+//
+// The data version is read first, on its own; the read transaction only
+// starts with fn's first statement. An operation that its caches answer
+// in full (a stat of a known path) thus costs one statement instead of
+// three. If that snapshot is newer than the data version (another process
+// committed in between), what fn took from its caches may not match the
+// database: fn is stopped at that first statement, before it has used any
+// result, and runs again from the start in an ordinary read transaction.
+// fn must therefore only read.
 func (db *DB) Do(ctx context.Context, fn func(c *Conn) error) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.primary == nil {
 		return ErrClosed
 	}
-	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx)}
+	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), lazy: true}
+	if err := db.readDataVersion(c); err != nil {
+		return err
+	}
+	stale, err := runLazy(c, fn)
+	if !stale {
+		return err
+	}
+	c = &Conn{c: db.primary, ctx: c.ctx}
 	if _, err := c.c.ExecContext(c.ctx, "BEGIN"); err != nil {
 		return classify(err)
 	}
@@ -300,6 +347,27 @@ func (db *DB) Do(ctx context.Context, fn func(c *Conn) error) error {
 		return err
 	}
 	return fn(c)
+}
+
+// runLazy runs fn, ending its read transaction if one began, and reports
+// whether fn was stopped by a stale snapshot.
+func runLazy(c *Conn, fn func(c *Conn) error) (stale bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(staleSnapshot); !ok {
+				if c.began && !c.stale {
+					c.c.ExecContext(c.ctx, "COMMIT")
+				}
+				panic(p)
+			}
+			stale = true
+		}
+	}()
+	err = fn(c)
+	if c.began {
+		c.c.ExecContext(c.ctx, "COMMIT")
+	}
+	return false, err
 }
 
 // Locked runs fn while holding the primary connection's lock, without

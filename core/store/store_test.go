@@ -101,3 +101,49 @@ func TestDataVersion_SeesOtherConnections(t *testing.T) {
 		t.Fatalf("other connection's commit left data version at %d", v2)
 	}
 }
+
+// When another connection commits between the data version a read
+// trusted and its first statement, the read runs again from the start
+// with the new version, so cached answers and query results never mix.
+func TestDo_RerunsOnStaleSnapshot(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "a.db")
+	a, err := store.Open(ctx, p, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := store.Open(ctx, p, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := a.Write(ctx, func(c *store.Conn) error { _, err := c.Exec("CREATE TABLE t (x)"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	var versions []int64
+	var n int
+	err = a.Do(ctx, func(c *store.Conn) error {
+		runs++
+		versions = append(versions, c.DataVersion())
+		if runs == 1 {
+			// Another connection commits after the version was read.
+			if err := b.Write(ctx, func(c *store.Conn) error { _, err := c.Exec("INSERT INTO t VALUES (1)"); return err }); err != nil {
+				return err
+			}
+		}
+		return c.QueryRow("SELECT COUNT(*) FROM t").Scan(&n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 2 || versions[0] == versions[1] || n != 1 {
+		t.Fatalf("runs %d, versions %v, count %d; want 2 runs with different versions and count 1", runs, versions, n)
+	}
+	// A read answered without statements runs once.
+	runs = 0
+	if err := a.Do(ctx, func(c *store.Conn) error { runs++; return nil }); err != nil || runs != 1 {
+		t.Fatalf("cache-only read: runs %d, err %v", runs, err)
+	}
+}

@@ -99,7 +99,20 @@ func (f *FS) openHandle(path string, flags int, wantStat bool, op func(c *store.
 	// registered after it, an Unlink running in between saw the inode as
 	// not open and purged it, and the new handle failed with ESTALE.
 	registered := false
+	unregister := func() {
+		f.openMu.Lock()
+		if f.open[ino]--; f.open[ino] <= 0 {
+			delete(f.open, ino)
+		}
+		f.openMu.Unlock()
+		registered = false
+	}
 	register := func(c *store.Conn) error {
+		if registered {
+			// A read runs again when another process committed during
+			// the first run (store.DB.Do): undo the first registration.
+			unregister()
+		}
 		var err error
 		if ino, err = op(c, time.Now()); err != nil {
 			return err
@@ -123,11 +136,7 @@ func (f *FS) openHandle(path string, flags int, wantStat bool, op func(c *store.
 	}
 	if err != nil {
 		if registered { // the commit failed after op succeeded
-			f.openMu.Lock()
-			if f.open[ino]--; f.open[ino] <= 0 {
-				delete(f.open, ino)
-			}
-			f.openMu.Unlock()
+			unregister()
 		}
 		return nil, Stat{}, err
 	}

@@ -309,3 +309,48 @@ func (f *FS) readAt(ino int64, p []byte, off int64) (int, error) {
 	})
 	return n, err
 }
+
+// readWhole returns the content of ino with one statement on a reader
+// connection (see readAt).
+func (f *FS) readWhole(ino int64) ([]byte, error) {
+	cs := int64(f.chunkSize)
+	var out []byte
+	err := f.db.Query(bg, func(c *store.Conn) error {
+		rows, err := c.Query(`SELECT i.mode, i.size, d.chunk_index, d.data FROM fs_inode i
+			LEFT JOIN fs_data d ON d.ino = i.ino WHERE i.ino = ? ORDER BY d.chunk_index`, ino)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var size int64
+		for rows.Next() {
+			var mode int64
+			var idx sql.NullInt64
+			var data sql.RawBytes
+			if err := rows.Scan(&mode, &size, &idx, &data); err != nil {
+				return err
+			}
+			if out == nil {
+				if uint32(mode)&schema.ModeType == schema.ModeDir {
+					return syscall.EISDIR
+				}
+				out = make([]byte, size) // holes read as zeros
+			}
+			if !idx.Valid {
+				continue
+			}
+			start := idx.Int64 * cs
+			if start < size {
+				copy(out[start:], data[:min(int64(len(data)), size-start)])
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if out == nil {
+			return errStale
+		}
+		return nil
+	})
+	return out, err
+}

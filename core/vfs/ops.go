@@ -266,46 +266,36 @@ func parentPath(p string) string {
 
 // ReadFile returns the whole content of a file.
 func (f *FS) ReadFile(path string) ([]byte, error) {
-	var st Stat
-	var data []byte
-	large := false
-	err := f.read(func(c *store.Conn) error {
-		l, err := f.resolveExisting(c, "open", path, true)
-		if err != nil {
-			return err
-		}
-		if l.st.IsDir() {
-			return pathErr("read", path, syscall.EISDIR)
-		}
-		st = l.st
-		if st.Size > largeRead {
-			large = true // read outside the primary lock, in parallel
+	// The name is resolved from the caches (one statement when they know
+	// it), the content read with one statement on a reader connection, in
+	// parallel with other work. If another process replaced the file in
+	// between, the old inode is gone: resolve again.
+	for attempt := 0; ; attempt++ {
+		var ino int64
+		err := f.read(func(c *store.Conn) error {
+			l, err := f.resolveExisting(c, "open", path, true)
+			if err != nil {
+				return err
+			}
+			if l.st.IsDir() {
+				return pathErr("read", path, syscall.EISDIR)
+			}
+			ino = l.ino
 			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		data, err = f.readData(c, st.Ino, 0, st.Size, st.Size)
-		return err
-	})
-	if err != nil || !large {
+		data, err := f.readWhole(ino)
+		if err == errStale && attempt == 0 {
+			continue
+		}
+		if e := errnoOf(err); e != 0 {
+			err = pathErr("read", path, e)
+		}
 		return data, err
 	}
-	err = f.db.Read(bg, func(c *store.Conn) error {
-		// Re-read the size inside the reader's snapshot.
-		var size int64
-		if err := c.QueryRow("SELECT size FROM fs_inode WHERE ino = ?", st.Ino).Scan(&size); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return pathErr("read", path, syscall.ENOENT)
-			}
-			return err
-		}
-		data, err = f.readData(c, st.Ino, 0, size, size)
-		return err
-	})
-	return data, err
 }
-
-// largeRead is the size above which reads use a reader connection so that
-// they run in parallel with other operations.
-const largeRead = 256 << 10
 
 // Readdir lists the names in a directory, sorted bytewise, without "."
 // and "..".

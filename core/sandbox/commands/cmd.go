@@ -348,6 +348,13 @@ func (c *Cmd) Create(name string, appendMode bool) (File, error) {
 
 // ReadAll reads a whole input file ("-" is stdin); a directory is EISDIR.
 func (c *Cmd) ReadAll(name string) ([]byte, error) {
+	if name != "-" {
+		if p := c.Abs(name); !IsDevice(strings.TrimSuffix(p, "/")) {
+			// One resolution and one query, instead of open, stat and
+			// reads: this is the path of grep, cat, sort... on every file.
+			return c.FS.ReadFile(p)
+		}
+	}
 	f, err := c.Open(name, true)
 	if err != nil {
 		return nil, err

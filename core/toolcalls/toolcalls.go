@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -163,16 +162,13 @@ func (l *Log) Record(ctx context.Context, name string, started, completed time.T
 	return id, err
 }
 
-// cols selects a call. The four integers travel packed in one column
-// (NULL as "NULL"): the driver pays per column and row, and listing
-// thousands of calls is a common query.
-const cols = `CAST(name AS BLOB), CAST(parameters AS BLOB), CAST(result AS BLOB), CAST(error AS BLOB), CAST(status AS BLOB),
-	CAST(printf('%d %d %s %s', id, started_at, quote(completed_at), quote(duration_ms)) AS BLOB)`
+const cols = "id, CAST(name AS BLOB), CAST(parameters AS BLOB), CAST(result AS BLOB), CAST(error AS BLOB), CAST(status AS BLOB), started_at, completed_at, duration_ms"
 
 func scanCall(r interface{ Scan(...any) error }) (Call, error) {
 	var c Call
-	var name, params, result, errMsg, status, ints []byte
-	if err := r.Scan(&name, &params, &result, &errMsg, &status, &ints); err != nil {
+	var name, params, result, errMsg, status []byte
+	var completed, dur sql.NullInt64
+	if err := r.Scan(&c.ID, &name, &params, &result, &errMsg, &status, &c.StartedAt, &completed, &dur); err != nil {
 		return c, err
 	}
 	c.Name, c.Status = string(name), string(status)
@@ -186,35 +182,13 @@ func scanCall(r interface{ Scan(...any) error }) (Call, error) {
 		s := string(errMsg)
 		c.Error = &s
 	}
-	f := strings.Fields(string(ints))
-	if len(f) != 4 {
-		return c, fmt.Errorf("toolcalls: bad row %q", ints)
+	if completed.Valid {
+		c.CompletedAt = &completed.Int64
 	}
-	var err error
-	if c.ID, err = strconv.ParseInt(f[0], 10, 64); err != nil {
-		return c, fmt.Errorf("toolcalls: bad id %q", f[0])
+	if dur.Valid {
+		c.DurationMs = &dur.Int64
 	}
-	if c.StartedAt, err = strconv.ParseInt(f[1], 10, 64); err != nil {
-		return c, fmt.Errorf("toolcalls: bad started_at %q", f[1])
-	}
-	c.CompletedAt, c.DurationMs = optInt(f[2]), optInt(f[3])
 	return c, nil
-}
-
-// optInt parses a quote()d integer column: nil for NULL. A foreign
-// writer's real number is cut to its integer part.
-func optInt(s string) *int64 {
-	if s == "NULL" {
-		return nil
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return &n
-	}
-	if x, err := strconv.ParseFloat(s, 64); err == nil {
-		n := int64(x)
-		return &n
-	}
-	return nil
 }
 
 // Get returns one call.

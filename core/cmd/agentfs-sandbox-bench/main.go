@@ -298,7 +298,7 @@ func genFile(d, f int) []byte {
 	var b bytes.Buffer
 	for b.Len() < size {
 		if r.IntN(50) == 0 {
-			fmt.Fprintf(&b, "// TODO needle %d\n", r.IntN(20))
+			fmt.Fprintf(&b, "// marker needle %d\n", r.IntN(20))
 			continue
 		}
 		nw := 1 + r.IntN(3)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"golang.org/x/term"
 	"io"
 	"net/url"
 	"os"
@@ -77,6 +78,9 @@ recorded as an "exec" tool call: see agentfs timeline ID.`,
 				out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 				if cmd.Flags().Changed("command") {
 					return shRun(cmd, sess, script, cmd.InOrStdin(), out, errw)
+				}
+				if f, ok := cmd.InOrStdin().(*os.File); ok && term.IsTerminal(int(f.Fd())) && isTerminalWriter(out) {
+					return shTerminal(cmd, sess, f, out)
 				}
 				if interactive || isTerminalReader(cmd.InOrStdin()) {
 					return shInteractive(cmd, sess, cmd.InOrStdin(), out, errw)
@@ -181,6 +185,65 @@ func shInteractive(cmd *cobra.Command, sess *sandbox.Session, in io.Reader, out,
 			return exitStatus(last)
 		}
 	}
+}
+
+// shTerminal is the interactive shell on a terminal: line editing
+// (arrows, Home/End, Ctrl-A/E/K/U/W), history of the session's lines with
+// Up/Down, the prompt "agentfs:DIR$ " and "> " for continuation lines.
+// Ctrl-D (or Ctrl-C) on the prompt ends the session.
+func shTerminal(cmd *cobra.Command, sess *sandbox.Session, in *os.File, out io.Writer) error {
+	fd := int(in.Fd())
+	old, err := term.MakeRaw(fd)
+	if err != nil {
+		return shInteractive(cmd, sess, in, out, cmd.ErrOrStderr())
+	}
+	defer term.Restore(fd, old)
+	t := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{in, out}, "")
+	last := 0
+	for {
+		t.SetPrompt(fmt.Sprintf("agentfs:%s$ ", sess.Dir()))
+		var script string
+		for {
+			line, err := t.ReadLine()
+			if err != nil {
+				if strings.TrimSpace(script) == "" {
+					fmt.Fprint(t, "\n")
+					return exitStatus(last)
+				}
+				break
+			}
+			script += line + "\n"
+			if !sandbox.Incomplete(script) {
+				break
+			}
+			t.SetPrompt("> ")
+		}
+		if strings.TrimSpace(script) == "" {
+			continue
+		}
+		// The terminal turns "\n" into "\r\n" while the tty is raw.
+		res, err := sess.Exec(cmd.Context(), script, sandbox.ExecOptions{Stdout: t, Stderr: t})
+		if err != nil {
+			if errors.Is(err, cmd.Context().Err()) && cmd.Context().Err() != nil {
+				return exitStatus(130)
+			}
+			fmt.Fprintln(t, "agentfs:", describe(err))
+			continue
+		}
+		last = res.ExitCode
+		if res.Exited {
+			return exitStatus(last)
+		}
+	}
+}
+
+// isTerminalWriter reports whether w is a terminal.
+func isTerminalWriter(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func exitStatus(code int) error {

@@ -1,11 +1,16 @@
 package cmd
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSh_Command(t *testing.T) {
@@ -109,4 +114,45 @@ func TestSh_AllowNet(t *testing.T) {
 	checkOut(t, "--allow-net METHODS:", out, lines("POST /y"))
 	wantFail(t, 2, []string{"sh", "t", "--allow-net", "example.com", "-c", "true"}, "--allow-net")
 	wantFail(t, 2, []string{"sh", "t", "--allow-private", "-c", "true"}, "--allow-private needs --allow-net")
+}
+
+// On a terminal the shell edits lines and recalls them with the Up arrow;
+// `script` gives the binary a real pseudo-terminal.
+func TestSh_TerminalLineEditingAndHistory(t *testing.T) {
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("skipping: script(1) from util-linux is needed for a pseudo-terminal")
+	}
+	bin := buildAgentfs(t)
+	newAgent(t)
+	cmd := exec.Command(scriptBin, "-qec", bin+" sh t", "/dev/null")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Type slowly enough for each line to be read on its own.
+	for _, keys := range []string{"echo one\n", "\x1b[A\n", "mkdir -p /d && cd /d && echo \"in $PWD\"\n", "exit 3\n"} {
+		io.WriteString(stdin, keys)
+		time.Sleep(300 * time.Millisecond)
+	}
+	stdin.Close()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("exit: %v; output %q", err, out.String())
+	}
+	got := strings.ReplaceAll(out.String(), "\r", "")
+	if n := strings.Count(got, "\none\n"); n != 2 {
+		t.Errorf("output has %d lines \"one\", want 2 (the Up arrow recalls the line): %q", n, got)
+	}
+	for _, want := range []string{"agentfs:/$ ", "in /d\n", "agentfs:/d$ "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q: %q", want, got)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"fmt"
+	"github.com/agentfs-go/agentfs/core/vfs"
 	"io"
 	"path"
 	"regexp"
@@ -183,7 +184,7 @@ func runGrep(c *Cmd) int {
 		if c.Cancelled() {
 			break
 		}
-		g.file(a, true)
+		g.file(a, true, nil)
 		if g.w.Len() > 0 {
 			if _, err := c.Stdout.Write(g.w.Bytes()); err != nil {
 				return exitWrite(c, err, 2)
@@ -212,7 +213,7 @@ func globMatch(pattern, name string) bool {
 	return ok
 }
 
-func (g *grepper) file(name string, top bool) {
+func (g *grepper) file(name string, top bool, known *vfs.Stat) {
 	c := g.c
 	if name == "-" {
 		data, err := io.ReadAll(c.Stdin)
@@ -231,13 +232,18 @@ func (g *grepper) file(name string, top bool) {
 	if g.stripDot {
 		display = strings.TrimPrefix(name, "./")
 	}
-	st, err := c.Stat(name)
-	if err != nil {
-		if !g.noMsg {
-			c.PathError(name, err)
+	var st vfs.Stat
+	if known != nil && !known.IsSymlink() {
+		st = *known
+	} else {
+		var err error
+		if st, err = c.Stat(name); err != nil {
+			if !g.noMsg {
+				c.PathError(name, err)
+			}
+			g.errored = true
+			return
 		}
-		g.errored = true
-		return
 	}
 	if st.IsDir() {
 		if !g.recursive {
@@ -269,7 +275,7 @@ func (g *grepper) file(name string, top bool) {
 			if e.Stat.IsSymlink() && !g.deref {
 				continue
 			}
-			g.file(child, false)
+			g.file(child, false, &e.Stat) // the listing has its type already
 			if g.w.Len() > 32<<10 {
 				if _, err := c.Stdout.Write(g.w.Bytes()); err != nil {
 					return

@@ -55,3 +55,14 @@ func TestInit_PageSize(t *testing.T) {
 	}
 	wantFail(t, 1, []string{"init", "q", "--page-size", "3000"}, "power of two")
 }
+
+func TestInit_ForceDropsSnapshots(t *testing.T) {
+	t.Chdir(t.TempDir())
+	mustRun(t, "init", "f")
+	mustRun(t, "snapshot", "f", "create", "one")
+	mustRun(t, "init", "f", "--force")
+	if out := mustRun(t, "snapshot", "f", "list"); !strings.Contains(out, "No snapshots") {
+		t.Fatalf("snapshots after init --force: %q", out)
+	}
+	mustRun(t, "snapshot", "f", "create", "one")
+}

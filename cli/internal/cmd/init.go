@@ -43,6 +43,11 @@ current directory.`,
 						return err
 					}
 				}
+				// Snapshots of the replaced database would restore it
+				// over the new one: they go with it.
+				if err := os.RemoveAll(path + ".snapshots"); err != nil {
+					return err
+				}
 			}
 			a, err := core.Open(cmd.Context(), path, core.Options{Create: true, ChunkSize: chunkSize, PageSize: pageSize})
 			if err != nil {
@@ -55,7 +60,7 @@ current directory.`,
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&force, "force", false, "replace an existing database")
+	c.Flags().BoolVar(&force, "force", false, "replace an existing database (and its snapshots)")
 	c.Flags().IntVar(&chunkSize, "chunk-size", 4096, "size of file data chunks in bytes")
 	c.Flags().IntVar(&pageSize, "page-size", 0, "SQLite page size of the new file (default 4096; 8192 stores small files more compactly, writes slower)")
 	return c

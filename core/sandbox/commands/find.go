@@ -658,42 +658,9 @@ func pathGlob(pat, p string) bool {
 }
 
 func (f *finder) printf(format string, e *findEntry) string {
-	var b strings.Builder
-	for i := 0; i < len(format); i++ {
-		ch := format[i]
-		if ch == '\\' && i+1 < len(format) {
-			i++
-			switch format[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case '0':
-				b.WriteByte(0)
-			case '\\':
-				b.WriteByte('\\')
-			default:
-				b.WriteByte('\\')
-				b.WriteByte(format[i])
-			}
-			continue
-		}
-		if ch != '%' || i+1 >= len(format) {
-			b.WriteByte(ch)
-			continue
-		}
-		i++
-		j := i
-		for j < len(format) && strings.IndexByte("-0123456789.", format[j]) >= 0 {
-			j++
-		}
-		width := format[i:j]
-		i = j
-		if i >= len(format) {
-			break
-		}
+	return formatSpec{escapes: true, nul: true, flags: "-0123456789."}.expand(format, func(width string, format string, i *int) string {
 		var v string
-		switch format[i] {
+		switch format[*i] {
 		case '%':
 			v = "%"
 		case 'p':
@@ -731,18 +698,18 @@ func (f *finder) printf(format string, e *findEntry) string {
 				v, _ = f.c.FS.Readlink(e.abs)
 			}
 		case 'T':
-			if i+1 < len(format) {
-				i++
-				if format[i] == '@' {
+			if *i+1 < len(format) {
+				(*i)++
+				if format[*i] == '@' {
 					v = fmt.Sprintf("%d.%09d0", e.st.Mtime.Unix(), e.st.Mtime.Nanosecond())
 				} else {
-					v = e.st.Mtime.Local().Format(map[byte]string{'Y': "2006", 'm': "01", 'd': "02", 'H': "15", 'M': "04", 'S': "05", 'F': "2006-01-02", 'T': "15:04:05"}[format[i]])
+					v = e.st.Mtime.Local().Format(map[byte]string{'Y': "2006", 'm': "01", 'd': "02", 'H': "15", 'M': "04", 'S': "05", 'F': "2006-01-02", 'T': "15:04:05"}[format[*i]])
 				}
 			}
 		case 't':
 			v = e.st.Mtime.Local().Format("Mon Jan _2 15:04:05.0000000000 2006")
 		default:
-			v = "%" + string(format[i])
+			v = "%" + string(format[*i])
 		}
 		if width != "" {
 			if n, err := strconv.Atoi(strings.TrimPrefix(width, "-")); err == nil {
@@ -753,7 +720,6 @@ func (f *finder) printf(format string, e *findEntry) string {
 				}
 			}
 		}
-		b.WriteString(v)
-	}
-	return b.String()
+		return v
+	})
 }

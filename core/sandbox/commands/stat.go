@@ -44,41 +44,9 @@ func statTime(t time.Time) string {
 }
 
 func (c *Cmd) statFormat(format, name string, st vfs.Stat, printf bool) string {
-	var b strings.Builder
-	for i := 0; i < len(format); i++ {
-		ch := format[i]
-		if printf && ch == '\\' && i+1 < len(format) {
-			i++
-			switch format[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case '\\':
-				b.WriteByte('\\')
-			default:
-				b.WriteByte('\\')
-				b.WriteByte(format[i])
-			}
-			continue
-		}
-		if ch != '%' || i+1 >= len(format) {
-			b.WriteByte(ch)
-			continue
-		}
-		i++
-		// width/flags
-		j := i
-		for j < len(format) && strings.IndexByte("-0123456789", format[j]) >= 0 {
-			j++
-		}
-		pad := format[i:j]
-		i = j
-		if i >= len(format) {
-			break
-		}
+	return formatSpec{escapes: printf, flags: "-0123456789"}.expand(format, func(pad string, format string, i *int) string {
 		var v string
-		switch format[i] {
+		switch format[*i] {
 		case '%':
 			v = "%"
 		case 'n':
@@ -152,9 +120,8 @@ func (c *Cmd) statFormat(format, name string, st vfs.Stat, printf bool) string {
 				}
 			}
 		}
-		b.WriteString(v)
-	}
-	return b.String()
+		return v
+	})
 }
 
 func runStat(c *Cmd) int {

@@ -15,6 +15,11 @@ require (
 )
 
 require (
+	connectrpc.com/connect v1.21.1 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+require (
 	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect
 	github.com/go-git/go-billy/v5 v5.9.2
 	github.com/google/uuid v1.6.0 // indirect

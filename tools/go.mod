@@ -14,6 +14,7 @@ require (
 	cloud.google.com/go/iam v1.14.0 // indirect
 	cloud.google.com/go/monitoring v1.31.0 // indirect
 	cloud.google.com/go/storage v1.65.1 // indirect
+	connectrpc.com/connect v1.21.1 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/detectors/gcp v1.38.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/exporter/metric v0.62.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/internal/resourcemapping v0.62.0 // indirect
@@ -130,4 +131,8 @@ require (
 	mvdan.cc/sh/x v0.0.0-20260922090537-aebdf2b86f56 // indirect
 )
 
-tool github.com/go-task/task/v3/cmd/task
+tool (
+	connectrpc.com/connect/cmd/protoc-gen-connect-go
+	github.com/go-task/task/v3/cmd/task
+	google.golang.org/protobuf/cmd/protoc-gen-go
+)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -39,32 +40,44 @@ agentfs are passed on to CMD.`,
 			}
 			path := a.Path()
 			a.Close()
-			if _, err := os.Stat("/dev/fuse"); err != nil {
-				return userError{msg: "FUSE is not available: /dev/fuse is missing", hint: "modprobe fuse (in a container: run it with --device /dev/fuse)"}
-			}
-			dir, err := os.MkdirTemp("", "agentfs-exec-")
-			if err != nil {
-				return err
-			}
-			defer os.Remove(dir)
-			srv, err := startMountServer(path, dir, mountFlags{autoUnmount: true, uid: -1, gid: -1})
-			if err != nil {
-				return err
-			}
-			code, runErr := runIn(cmd, dir, args[1:])
-			if err := unmountAndWait(dir, srv); err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "agentfs: warning:", err)
-			}
-			if runErr != nil {
-				return runErr
-			}
-			if code != 0 {
-				return exitError{code: code}
-			}
-			return nil
+			return execMounted(cmd, path, args[1:])
 		},
 	}
 	return c
+}
+
+// execMounted mounts the database at path on a new temporary directory,
+// runs argv there, unmounts, and returns CMD's exit status as an
+// exitError (nil for 0). It is "agentfs exec" and "agentfs init -c".
+func execMounted(cmd *cobra.Command, path string, argv []string) error {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return userError{msg: "FUSE is not available: /dev/fuse is missing", hint: "modprobe fuse (in a container: run it with --device /dev/fuse)"}
+	}
+	// The server runs in "/".
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "agentfs-exec-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(dir)
+	srv, err := startMountServer(path, dir, mountFlags{autoUnmount: true, uid: -1, gid: -1})
+	if err != nil {
+		return err
+	}
+	code, runErr := runIn(cmd, dir, argv)
+	if err := unmountAndWait(dir, srv); err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "agentfs: warning:", err)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if code != 0 {
+		return exitError{code: code}
+	}
+	return nil
 }
 
 // runIn runs argv in dir with the CLI's standard streams and returns its

@@ -16,12 +16,19 @@ func init() { register(newInitCmd) }
 func newInitCmd() *cobra.Command {
 	var force bool
 	var chunkSize, pageSize int
+	var command string
 	c := &cobra.Command{
-		Use:   "init [ID]",
+		Use:   "init [ID] [-c CMD]",
 		Short: "Create an agent database in .agentfs/ID.db",
 		Long: `Create a new agent database. ID may contain letters, digits, "_" and "-";
 without it, a random id is chosen. The database is .agentfs/ID.db in the
-current directory.`,
+current directory.
+
+With -c, CMD then runs in the new filesystem as "agentfs exec" runs it: the
+database is mounted on a temporary directory (the working directory of
+"sh -c CMD"), unmounted afterwards, and agentfs exits with CMD's status.`,
+		Example: `  agentfs init my-agent
+  agentfs init build -c 'git clone https://example.com/repo.git . && make'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := ""
@@ -56,11 +63,17 @@ current directory.`,
 			if err := a.Close(); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Created agent filesystem: %s\nAgent ID: %s\n", path, id)
-			return nil
+			if command == "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "Created agent filesystem: %s\nAgent ID: %s\n", path, id)
+				return nil
+			}
+			// CMD's output is the command's: the note goes to stderr.
+			fmt.Fprintf(cmd.ErrOrStderr(), "Created agent filesystem: %s\nAgent ID: %s\n", path, id)
+			return execMounted(cmd, path, []string{"/bin/sh", "-c", command})
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "replace an existing database (and its snapshots)")
+	c.Flags().StringVarP(&command, "command", "c", "", "run CMD (sh -c) in the new filesystem mounted on a temporary directory")
 	c.Flags().IntVar(&chunkSize, "chunk-size", 4096, "size of file data chunks in bytes")
 	c.Flags().IntVar(&pageSize, "page-size", 0, "SQLite page size of the new file (default 4096; 8192 stores small files more compactly, writes slower)")
 	return c

@@ -44,6 +44,12 @@ type Options struct {
 	ReadOnly bool
 	// FS options: owner of new files, umask.
 	FS vfs.Options
+	// Base makes a NEW database the delta layer of an overlay over this
+	// host directory (copy-on-write: reads fall through to it, writes go
+	// to the database; see package overlay). An existing overlay database
+	// opens as an overlay without it; given for an existing database, it
+	// must name the same directory.
+	Base string
 }
 
 // Agent is an open agent database.
@@ -74,11 +80,24 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{DB: db}
+	if opts.Base != "" {
+		if opts.Base, err = filepath.Abs(opts.Base); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	if err := a.prepare(ctx, opts); err != nil {
 		db.Close()
 		return nil, err
 	}
-	a.FS = vfs.New(db, a.Info.ChunkSize, opts.FS)
+	fsOpts := opts.FS
+	fsOpts.Base = ""
+	if !opts.ReadOnly {
+		// A read-only open shows the delta layer alone: copying base
+		// entries up needs to write.
+		fsOpts.Base = a.Info.OverlayBase
+	}
+	a.FS = vfs.New(db, a.Info.ChunkSize, fsOpts)
 	a.KV = kv.New(db)
 	a.Tools = toolcalls.New(db)
 	return a, nil
@@ -103,7 +122,15 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 	case info.AgentFSVersion != "" && schema.Newer(info.AgentFSVersion):
 		return fmt.Errorf("open %s: %w (AgentFS %s); upgrade agentfs", a.DB.Path(), schema.ErrTooNew, info.AgentFSVersion)
 	case info.AgentFSVersion == "":
-		err = a.DB.Write(ctx, func(c *store.Conn) error { return schema.Create(c, opts.ChunkSize) })
+		err = a.DB.Write(ctx, func(c *store.Conn) error {
+			if err := schema.Create(c, opts.ChunkSize); err != nil {
+				return err
+			}
+			if opts.Base != "" {
+				return vfs.InitOverlay(c, opts.Base)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
@@ -129,20 +156,36 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 		a.Info, err = schema.Inspect(c)
 		return err
 	})
-	if err == nil && a.Info.OverlayBase != "" && !opts.ReadOnly {
-		// Writing the delta layer as a plain filesystem would skip
-		// whiteouts and copy-up; only the overlay may write it.
-		return fmt.Errorf("open %s: %w (base directory %s)", a.DB.Path(), ErrOverlay, a.Info.OverlayBase)
+	if err != nil {
+		return err
 	}
-	return err
+	if opts.Base != "" && a.Info.OverlayBase != opts.Base {
+		if a.Info.OverlayBase == "" {
+			return fmt.Errorf("open %s: %w: it is not an overlay (use a new database for --base)", a.DB.Path(), ErrOverlay)
+		}
+		return fmt.Errorf("open %s: %w: its base directory is %s, not %s", a.DB.Path(), ErrOverlay, a.Info.OverlayBase, opts.Base)
+	}
+	if a.Info.OverlayBase != "" && !opts.ReadOnly {
+		if _, err := os.Stat(a.Info.OverlayBase); err != nil {
+			return fmt.Errorf("open %s: %w: base directory: %w", a.DB.Path(), ErrOverlay, err)
+		}
+		// A delta made by another tool lacks this project's table.
+		return a.DB.Write(ctx, func(c *store.Conn) error {
+			if ok, err := vfs.HasOverlayTable(c); err != nil || ok {
+				return err
+			}
+			return vfs.EnsureOverlayRoot(c, a.Info.OverlayBase)
+		})
+	}
+	return nil
 }
 
 // ErrNotAgentFS is returned for a file that is not an AgentFS database.
 var ErrNotAgentFS = errors.New("not an AgentFS database (it has other tables, or is empty and Create was not set)")
 
-// ErrOverlay is returned when opening an overlay delta database for
-// writing as a plain filesystem.
-var ErrOverlay = errors.New("database is the delta layer of an overlay; open it read-only or through the overlay")
+// ErrOverlay is returned when an overlay database does not match the
+// base directory asked for, or its base directory is missing.
+var ErrOverlay = errors.New("overlay mismatch")
 
 // Close closes the database.
 func (a *Agent) Close() error { return a.DB.Close() }

@@ -127,6 +127,9 @@ func (f *FS) writeChunks(c *store.Conn, ino, off int64, data []byte, replace boo
 func (f *FS) replaceData(c *store.Conn, ino, oldSize int64, data []byte, now time.Time) error {
 	f.dirty()
 	delete(f.inodes, ino)
+	if err := f.ovTruncated(c, ino, 0); err != nil {
+		return err
+	}
 	if oldSize > 0 {
 		if _, err := c.Exec("DELETE FROM fs_data WHERE ino = ?", ino); err != nil {
 			return err
@@ -193,6 +196,11 @@ func (f *FS) pwrite(c *store.Conn, ino, off int64, data []byte, now time.Time) (
 		}
 		var old []byte
 		err := c.QueryRow("SELECT data FROM fs_data WHERE ino = ? AND chunk_index = ?", ino, idx).Scan(&old)
+		if isNoRows(err) {
+			// In an overlay the chunk may still be in the base file:
+			// this is the per-chunk copy-up.
+			old, err = f.baseChunk(c, ino, idx)
+		}
 		if err != nil && !isNoRows(err) {
 			return err
 		}
@@ -225,6 +233,9 @@ func (f *FS) pwrite(c *store.Conn, ino, off int64, data []byte, now time.Time) (
 func (f *FS) truncate(c *store.Conn, ino, oldSize, size int64, now time.Time) error {
 	f.dirty()
 	delete(f.inodes, ino)
+	if err := f.ovTruncated(c, ino, size); err != nil {
+		return err
+	}
 	cs := int64(f.chunkSize)
 	if size < oldSize {
 		if size == 0 {
@@ -262,10 +273,18 @@ func (f *FS) readAt(ino int64, p []byte, off int64) (int, error) {
 	cs := int64(f.chunkSize)
 	first, last := off/cs, (off+int64(len(p))-1)/cs
 	n := 0
+	var base *baseData // overlay: where chunks missing from fs_data come from
+	var have map[int64]bool
 	err := f.db.Query(bg, func(c *store.Conn) error {
-		rows, err := c.Query(`SELECT i.mode, i.size, d.chunk_index, d.data FROM fs_inode i
+		q := `SELECT i.mode, i.size, d.chunk_index, d.data FROM fs_inode i
 			LEFT JOIN fs_data d ON d.ino = i.ino AND d.chunk_index BETWEEN ? AND ?
-			WHERE i.ino = ? ORDER BY d.chunk_index`, first, last, ino)
+			WHERE i.ino = ? ORDER BY d.chunk_index`
+		if f.ov != nil {
+			q = `SELECT i.mode, i.size, d.chunk_index, d.data` + overlayCols + ` FROM fs_inode i
+			LEFT JOIN fs_data d ON d.ino = i.ino AND d.chunk_index BETWEEN ? AND ?` + overlayJoin + `
+			WHERE i.ino = ? ORDER BY d.chunk_index`
+		}
+		rows, err := c.Query(q, first, last, ino)
 		if err != nil {
 			return err
 		}
@@ -276,8 +295,21 @@ func (f *FS) readAt(ino int64, p []byte, off int64) (int, error) {
 			var mode int64
 			var idx sql.NullInt64
 			var data sql.RawBytes
-			if err := rows.Scan(&mode, &size, &idx, &data); err != nil {
+			dest := []any{&mode, &size, &idx, &data}
+			var b baseData
+			var bpath []byte
+			if f.ov != nil {
+				dest = append(dest, &b.extent, &bpath, &b.ino, &b.size, &b.mtimeNs)
+			}
+			if err := rows.Scan(dest...); err != nil {
 				return err
+			}
+			if !found && b.extent > 0 {
+				b.path = string(bpath)
+				base, have = &b, map[int64]bool{}
+			}
+			if have != nil && idx.Valid {
+				have[idx.Int64] = true
 			}
 			if !found {
 				found = true
@@ -307,6 +339,9 @@ func (f *FS) readAt(ino int64, p []byte, off int64) (int, error) {
 		}
 		return nil
 	})
+	if err == nil && base != nil && n > 0 {
+		err = f.readBase(base, p[:n], off, have)
+	}
 	return n, err
 }
 
@@ -315,9 +350,16 @@ func (f *FS) readAt(ino int64, p []byte, off int64) (int, error) {
 func (f *FS) readWhole(ino int64) ([]byte, error) {
 	cs := int64(f.chunkSize)
 	var out []byte
+	var base *baseData // overlay: where chunks missing from fs_data come from
+	var have map[int64]bool
 	err := f.db.Query(bg, func(c *store.Conn) error {
-		rows, err := c.Query(`SELECT i.mode, i.size, d.chunk_index, d.data FROM fs_inode i
-			LEFT JOIN fs_data d ON d.ino = i.ino WHERE i.ino = ? ORDER BY d.chunk_index`, ino)
+		q := `SELECT i.mode, i.size, d.chunk_index, d.data FROM fs_inode i
+			LEFT JOIN fs_data d ON d.ino = i.ino WHERE i.ino = ? ORDER BY d.chunk_index`
+		if f.ov != nil {
+			q = `SELECT i.mode, i.size, d.chunk_index, d.data` + overlayCols + ` FROM fs_inode i
+			LEFT JOIN fs_data d ON d.ino = i.ino` + overlayJoin + ` WHERE i.ino = ? ORDER BY d.chunk_index`
+		}
+		rows, err := c.Query(q, ino)
 		if err != nil {
 			return err
 		}
@@ -327,8 +369,21 @@ func (f *FS) readWhole(ino int64) ([]byte, error) {
 			var mode int64
 			var idx sql.NullInt64
 			var data sql.RawBytes
-			if err := rows.Scan(&mode, &size, &idx, &data); err != nil {
+			dest := []any{&mode, &size, &idx, &data}
+			var b baseData
+			var bpath []byte
+			if f.ov != nil {
+				dest = append(dest, &b.extent, &bpath, &b.ino, &b.size, &b.mtimeNs)
+			}
+			if err := rows.Scan(dest...); err != nil {
 				return err
+			}
+			if out == nil && b.extent > 0 {
+				b.path = string(bpath)
+				base, have = &b, map[int64]bool{}
+			}
+			if have != nil && idx.Valid {
+				have[idx.Int64] = true
 			}
 			if out == nil {
 				if uint32(mode)&schema.ModeType == schema.ModeDir {
@@ -352,5 +407,8 @@ func (f *FS) readWhole(ino int64) ([]byte, error) {
 		}
 		return nil
 	})
+	if err == nil && base != nil && len(out) > 0 {
+		err = f.readBase(base, out, 0, have)
+	}
 	return out, err
 }

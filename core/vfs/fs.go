@@ -31,6 +31,10 @@ type Options struct {
 	UID, GID uint32
 	// Umask is applied to the permission bits of new files and directories.
 	Umask uint32
+	// Base, when set, makes the filesystem the delta layer of an overlay
+	// over this host directory (absolute); core.Open sets it from the
+	// database's fs_overlay_config. See overlay.go.
+	Base string
 }
 
 // FS is the filesystem of one database.
@@ -50,6 +54,9 @@ type FS struct {
 	inodes   map[int64]Stat
 	links    map[int64]string
 	txnDirty bool // the current write transaction changed cached state
+	inWrite  bool // inside write: an overlay copy-up may run inline
+
+	ov *overlay // nil unless the filesystem is an overlay's delta layer
 
 	// dataVersion is PRAGMA data_version of the primary connection when
 	// the caches were last known coherent (see refresh).
@@ -81,6 +88,9 @@ func New(db *store.DB, chunkSize int, opts Options) *FS {
 		chunkSize = schema.DefaultChunkSize
 	}
 	f := &FS{db: db, chunkSize: chunkSize, opts: opts, open: map[int64]int{}, orphans: map[int64]struct{}{}}
+	if opts.Base != "" {
+		f.ov = &overlay{root: opts.Base}
+	}
 	f.resetCache()
 	return f
 }
@@ -93,6 +103,7 @@ func (f *FS) resetCache() {
 	f.complete = make(map[int64]bool)
 	f.inodes = make(map[int64]Stat, 1024)
 	f.links = make(map[int64]string)
+	f.resetOverlayCache()
 }
 
 // refresh drops the caches when another connection (another process, or
@@ -111,12 +122,18 @@ func (f *FS) refresh(c *store.Conn) {
 	f.dataVersion, f.dvKnown = v, true
 }
 
-// read runs fn on the primary connection with coherent caches.
+// read runs fn on the primary connection with coherent caches. In an
+// overlay, a read that meets a base entry not yet copied up runs again in
+// a write transaction, which copies it up (see overlay.go).
 func (f *FS) read(c func(c *store.Conn) error) error {
-	return f.db.Do(bg, func(conn *store.Conn) error {
+	err := f.db.Do(bg, func(conn *store.Conn) error {
 		f.refresh(conn)
 		return c(conn)
 	})
+	if errors.Is(err, errNeedWrite) {
+		return f.write(c)
+	}
+	return err
 }
 
 // write runs fn in one write transaction with coherent caches. When the
@@ -126,7 +143,9 @@ func (f *FS) write(fn func(c *store.Conn) error) error {
 	err := f.db.Write(bg, func(conn *store.Conn) error {
 		f.refresh(conn)
 		f.txnDirty = false
+		f.inWrite = true
 		err := fn(conn)
+		f.inWrite = false
 		if err != nil && f.txnDirty {
 			f.resetCache()
 		}
@@ -156,6 +175,9 @@ func (f *FS) lookup(c *store.Conn, parent int64, name string) (int64, error) {
 	err := c.QueryRow("SELECT ino FROM fs_dentry WHERE parent_ino = ? AND name = CAST(? AS TEXT)", parent, []byte(name)).Scan(&ino)
 	if errors.Is(err, sql.ErrNoRows) {
 		ino, err = 0, nil
+		if f.ov != nil {
+			ino, err = f.ovLookup(c, parent, name)
+		}
 	}
 	if err != nil {
 		return 0, err
@@ -584,7 +606,7 @@ func (f *FS) purgeTyped(c *store.Conn, ino int64, mode uint32) error {
 			return err
 		}
 	}
-	return nil
+	return f.ovPurge(c, ino)
 }
 
 // keepIfOpen reports whether ino has open handles; if so it becomes an

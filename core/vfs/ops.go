@@ -309,6 +309,9 @@ func (f *FS) Readdir(path string) ([]string, error) {
 		if !l.st.IsDir() {
 			return pathErr("readdir", path, syscall.ENOTDIR)
 		}
+		if err := f.ovPopulate(c, l.ino); err != nil {
+			return err
+		}
 		rows, err := c.Query("SELECT CAST(name AS BLOB), ino FROM fs_dentry WHERE parent_ino = ? ORDER BY name", l.ino)
 		if err != nil {
 			return err
@@ -351,6 +354,9 @@ func (f *FS) ReaddirPlus(path string) ([]DirEntry, error) {
 }
 
 func (f *FS) readdirPlusIno(c *store.Conn, dir int64) ([]DirEntry, error) {
+	if err := f.ovPopulate(c, dir); err != nil {
+		return nil, err
+	}
 	rows, err := c.Query(`SELECT CAST(d.name AS BLOB), `+inodeCols+`
 		FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino WHERE d.parent_ino = ? ORDER BY d.name`, dir)
 	if err != nil {
@@ -400,6 +406,9 @@ func (f *FS) unlinkLoc(c *store.Conn, path string, l loc, now time.Time) error {
 
 // removeEntry deletes the entry l and drops one link of its inode.
 func (f *FS) removeEntry(c *store.Conn, l loc, now time.Time) error {
+	if err := f.ovRemoving(c, l.parent, l.name); err != nil {
+		return err
+	}
 	f.dirty()
 	if _, err := c.Exec("DELETE FROM fs_dentry WHERE parent_ino = ? AND name = CAST(? AS TEXT)", l.parent, []byte(l.name)); err != nil {
 		return err
@@ -441,6 +450,9 @@ func (f *FS) rmdirLoc(c *store.Conn, path string, l loc, now time.Time) error {
 }
 
 func (f *FS) isEmptyDir(c *store.Conn, ino int64) (bool, error) {
+	if err := f.ovPopulate(c, ino); err != nil {
+		return false, err
+	}
 	var one int
 	err := c.QueryRow("SELECT 1 FROM fs_dentry WHERE parent_ino = ? LIMIT 1", ino).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -473,6 +485,11 @@ func (f *FS) RemoveAll(path string) error {
 }
 
 func (f *FS) removeTree(c *store.Conn, l loc, now time.Time) error {
+	// In an overlay, the whiteout of the tree's root hides every base
+	// entry below it: nothing below needs copying up or a whiteout.
+	if err := f.ovRemoving(c, l.parent, l.name); err != nil {
+		return err
+	}
 	f.dirty()
 	stmts := []string{
 		"CREATE TEMP TABLE IF NOT EXISTS rm_set (id INTEGER PRIMARY KEY, ino INTEGER NOT NULL)",
@@ -504,8 +521,17 @@ func (f *FS) removeTree(c *store.Conn, l loc, now time.Time) error {
 	}
 	gone := `SELECT i.ino FROM fs_inode i WHERE i.ino IN (SELECT ino FROM temp.rm_set) AND i.nlink <= 0
 		AND i.ino NOT IN (SELECT value FROM json_each(?))`
-	for _, table := range []string{"fs_data", "fs_symlink", "fs_xattr", "fs_inode"} {
-		if _, err := c.Exec("DELETE FROM "+table+" WHERE ino IN ("+gone+")", openJSON); err != nil {
+	tables := []string{"fs_data", "fs_symlink", "fs_xattr", "fs_inode"}
+	if f.ov != nil {
+		// Before fs_inode, whose rows the subquery reads.
+		tables = []string{"fs_data", "fs_symlink", "fs_xattr", OverlayTable, "fs_origin", "fs_inode"}
+	}
+	for _, table := range tables {
+		col := "ino"
+		if table == "fs_origin" {
+			col = "delta_ino"
+		}
+		if _, err := c.Exec("DELETE FROM "+table+" WHERE "+col+" IN ("+gone+")", openJSON); err != nil {
 			return err
 		}
 	}
@@ -672,6 +698,9 @@ func (f *FS) renameLoc(c *store.Conn, src, dst loc, oldpath, newpath string, fla
 		if err := f.removeEntry(c, dst, now); err != nil {
 			return err
 		}
+	}
+	if err := f.ovRemoving(c, src.parent, src.name); err != nil {
+		return err
 	}
 	f.dirty()
 	if _, err := c.Exec("UPDATE fs_dentry SET parent_ino = ?, name = CAST(? AS TEXT) WHERE parent_ino = ? AND name = CAST(? AS TEXT)",
@@ -1112,7 +1141,10 @@ func (f *FS) CopyFile(src, dst string) error {
 			}
 		}
 		_, err = c.Exec("INSERT INTO fs_data (ino, chunk_index, data) SELECT ?, chunk_index, data FROM fs_data WHERE ino = ?", ino, s.ino)
-		return err
+		if err != nil {
+			return err
+		}
+		return f.ovCopied(c, s.ino, ino)
 	})
 }
 

@@ -267,6 +267,13 @@ func (f *FS) truncate(c *store.Conn, ino, oldSize, size int64, now time.Time) er
 // cache, and runs in parallel with the writer and other readers. It is
 // the path of every read through an open file (and of FUSE reads).
 func (f *FS) readAt(ino int64, p []byte, off int64) (int, error) {
+	return f.readAtBase(ino, p, off, false)
+}
+
+// readAtBase is readAt; with anyBase, bytes still in an overlay's base
+// file are read even if that file changed since the copy-up (commit
+// --force) instead of failing with ESTALE.
+func (f *FS) readAtBase(ino int64, p []byte, off int64, anyBase bool) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -340,6 +347,7 @@ func (f *FS) readAt(ino int64, p []byte, off int64) (int, error) {
 		return nil
 	})
 	if err == nil && base != nil && n > 0 {
+		base.anyBase = anyBase
 		err = f.readBase(base, p[:n], off, have)
 	}
 	return n, err

@@ -402,6 +402,7 @@ type baseData struct {
 	size    int64
 	mtimeNs int64
 	extent  int64
+	anyBase bool // accept a base file that changed since the copy-up
 }
 
 // overlayJoin extends the one-statement reads of readAt/readWhole with the
@@ -430,7 +431,9 @@ func (f *FS) readBase(b *baseData, p []byte, off int64, have map[int64]bool) err
 		}
 		if file == nil {
 			var err error
-			if file, err = f.openBase(b); err != nil {
+			if file, err = f.openBase(b); err == errNoBase {
+				return nil // forced, and the base file is gone: zeros
+			} else if err != nil {
 				return err
 			}
 		}
@@ -442,13 +445,21 @@ func (f *FS) readBase(b *baseData, p []byte, off int64, have map[int64]bool) err
 	return nil
 }
 
+var errNoBase = errors.New("base file gone")
+
 // openBase opens the base file of b and checks that it is unchanged.
 func (f *FS) openBase(b *baseData) (*os.File, error) {
 	file, err := os.Open(f.ov.host(b.path))
 	if err != nil {
+		if b.anyBase && errors.Is(err, os.ErrNotExist) {
+			return nil, errNoBase
+		}
 		return nil, syscall.ESTALE
 	}
 	var st syscall.Stat_t
+	if b.anyBase {
+		return file, nil
+	}
 	if err := syscall.Fstat(int(file.Fd()), &st); err != nil || int64(st.Ino) != b.ino || st.Size != b.size || st.Mtim.Nano() != b.mtimeNs {
 		file.Close()
 		return nil, syscall.ESTALE
@@ -586,4 +597,16 @@ func (f *FS) ovCopied(c *store.Conn, src, dst int64) error {
 	_, err = c.Exec("INSERT OR REPLACE INTO "+OverlayTable+` (ino, path, base_ino, base_size, base_mtime_ns, extent, complete)
 		SELECT ?, path, base_ino, base_size, base_mtime_ns, extent, 0 FROM `+OverlayTable+" WHERE ino = ?", dst, src)
 	return err
+}
+
+// ReadInoAt reads inode ino at off like a read through an open file. With
+// anyBase, bytes an overlay file still takes from its base file are read
+// even if that file changed since the copy-up (they are zeros if it is
+// gone) instead of failing with ESTALE: commit --force uses it.
+func (f *FS) ReadInoAt(ino int64, p []byte, off int64, anyBase bool) (int, error) {
+	n, err := f.readAtBase(ino, p, off, anyBase)
+	if e := errnoOf(err); e != 0 {
+		err = pathErr("read", inoPath(ino), e)
+	}
+	return n, err
 }

@@ -1,0 +1,325 @@
+package overlay
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/store"
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
+
+var bgCtx = context.Background()
+
+func unixNano(sec, nsec int64) time.Time { return time.Unix(sec, nsec) }
+
+// CommitOptions tune Commit.
+type CommitOptions struct {
+	// DryRun reports what would be done (and the conflicts) and changes
+	// nothing.
+	DryRun bool
+	// Force applies files whose base changed since they were copied up,
+	// overwriting the host's change (their unchanged bytes are read from
+	// the base as it is now).
+	Force bool
+}
+
+// CommitResult says what Commit did (or, with DryRun, would do).
+type CommitResult struct {
+	Changes []Change `json:"changes"`
+	// Conflicts are the paths whose base changed since the copy-up
+	// (applied anyway with Force).
+	Conflicts []string `json:"conflicts,omitempty"`
+	// Applied is false for a dry run.
+	Applied bool `json:"applied"`
+}
+
+// ConflictError lists the paths whose base changed since they were
+// copied up; Commit refuses them unless forced.
+type ConflictError struct{ Paths []string }
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("the host changed %d path(s) since the overlay copied them up: %s", len(e.Paths), strings.Join(e.Paths, ", "))
+}
+
+// Unwrap makes the error match syscall.ESTALE.
+func (e *ConflictError) Unwrap() error { return syscall.ESTALE }
+
+// Commit applies the overlay's changes to its base directory: new and
+// changed files, directories, symlinks and special files with their modes,
+// owners (when permitted) and modification times; deletions; renames (a
+// deletion plus an addition). Each file is written to a staging directory
+// inside the base first and renamed into place, so that a reader of the
+// host never sees a half-written file and a file can take the content of
+// another that the same commit replaces. Then the delta is emptied: the
+// overlay shows the host directory, which now has the changes.
+//
+// Files whose base changed since their copy-up are refused with a
+// *ConflictError unless opts.Force.
+func Commit(a *core.Agent, opts CommitOptions) (CommitResult, error) {
+	var res CommitResult
+	changes, err := Diff(a)
+	if err != nil {
+		return res, err
+	}
+	res.Changes = changes
+	base := a.FS.Base()
+	for _, c := range changes {
+		if c.Op == Deleted || c.ino == 0 {
+			continue
+		}
+		info, ok, err := a.FS.OverlayInfo(c.ino)
+		if err != nil {
+			return res, err
+		}
+		if !ok || (c.Op == Modified && !c.content && c.Type == "dir") {
+			continue
+		}
+		if baseChanged(filepath.Join(base, filepath.FromSlash(info.Path)), info) {
+			res.Conflicts = append(res.Conflicts, c.Path)
+		}
+	}
+	if len(res.Conflicts) > 0 && !opts.Force {
+		return res, &ConflictError{Paths: res.Conflicts}
+	}
+	if opts.DryRun || len(changes) == 0 {
+		return res, nil
+	}
+	if err := apply(a, base, changes, opts.Force); err != nil {
+		return res, err
+	}
+	res.Applied = true
+	return res, reset(a, base)
+}
+
+// baseChanged reports whether the base file recorded in info is no longer
+// the one copied up.
+func baseChanged(p string, info vfs.OverlayFile) bool {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		return true
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		return int64(st.Ino) != info.BaseIno
+	}
+	return int64(st.Ino) != info.BaseIno || st.Size != info.BaseSize || st.Mtim.Nano() != info.BaseMtime.UnixNano()
+}
+
+func apply(a *core.Agent, base string, changes []Change, force bool) error {
+	host := func(p string) string { return filepath.Join(base, filepath.FromSlash(p)) }
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	stage := filepath.Join(base, ".agentfs-commit-"+hex.EncodeToString(rnd[:]))
+	if err := os.Mkdir(stage, 0o700); err != nil {
+		return fmt.Errorf("commit: staging directory: %w", err)
+	}
+	defer os.RemoveAll(stage)
+	// 1. Stage every file's new content while all base files are intact.
+	staged := map[int]string{}
+	for i, c := range changes {
+		if !c.content {
+			continue
+		}
+		tmp := filepath.Join(stage, fmt.Sprint(i))
+		if err := stageEntry(a, base, c, tmp, force); err != nil {
+			return fmt.Errorf("commit %s: %w", c.Path, err)
+		}
+		staged[i] = tmp
+	}
+	// 2. Deletions (top paths only).
+	for _, c := range changes {
+		if c.Op == Deleted {
+			if err := os.RemoveAll(host(c.Path)); err != nil {
+				return fmt.Errorf("commit: delete %s: %w", c.Path, err)
+			}
+		}
+	}
+	// 3. Additions and modifications, parents first (sorted by path).
+	var dirs []Change
+	for i, c := range changes {
+		if c.Op == Deleted {
+			continue
+		}
+		p := host(c.Path)
+		var st syscall.Stat_t
+		exists := syscall.Lstat(p, &st) == nil
+		if c.Type == "dir" {
+			if exists && st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+				if err := os.Remove(p); err != nil {
+					return fmt.Errorf("commit %s: %w", c.Path, err)
+				}
+				exists = false
+			}
+			if !exists {
+				if err := os.Mkdir(p, 0o700); err != nil {
+					return fmt.Errorf("commit %s: %w", c.Path, err)
+				}
+			}
+			if err := setAttrs(p, c.st, false); err != nil {
+				return fmt.Errorf("commit %s: %w", c.Path, err)
+			}
+			dirs = append(dirs, c)
+			continue
+		}
+		if tmp, ok := staged[i]; ok {
+			if exists && st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+				if err := os.RemoveAll(p); err != nil {
+					return fmt.Errorf("commit %s: %w", c.Path, err)
+				}
+			}
+			if err := os.Rename(tmp, p); err != nil {
+				return fmt.Errorf("commit %s: %w", c.Path, err)
+			}
+			continue
+		}
+		// Attributes only.
+		if err := setAttrs(p, c.st, c.Type == "symlink"); err != nil {
+			return fmt.Errorf("commit %s: %w", c.Path, err)
+		}
+	}
+	// 4. Directory times last, deepest first: entries made in a directory
+	// change its mtime.
+	sort.Slice(dirs, func(i, j int) bool { return dirs[i].Path > dirs[j].Path })
+	for _, c := range dirs {
+		t := c.st.Mtime
+		if err := os.Chtimes(host(c.Path), t, t); err != nil {
+			return fmt.Errorf("commit %s: %w", c.Path, err)
+		}
+	}
+	return nil
+}
+
+// stageEntry writes the new version of a non-directory at tmp.
+func stageEntry(a *core.Agent, base string, c Change, tmp string, force bool) error {
+	if c.ino == 0 {
+		// Inside a moved directory never listed: the base entry as is.
+		return copyHost(filepath.Join(base, filepath.FromSlash(c.source)), tmp, c.st)
+	}
+	switch c.st.Mode & syscall.S_IFMT {
+	case syscall.S_IFLNK:
+		return os.Symlink(c.target, tmp)
+	case syscall.S_IFREG:
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		buf := make([]byte, 1<<20)
+		for off := int64(0); off < c.st.Size; {
+			n, err := a.FS.ReadInoAt(c.ino, buf[:min(int64(len(buf)), c.st.Size-off)], off, force)
+			if err != nil {
+				f.Close()
+				return err
+			}
+			if n == 0 {
+				break // the file shrank meanwhile
+			}
+			if _, err := f.WriteAt(buf[:n], off); err != nil {
+				f.Close()
+				return err
+			}
+			off += int64(n)
+		}
+		if err := f.Truncate(c.st.Size); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	default:
+		if err := syscall.Mknod(tmp, c.st.Mode, 0); err != nil {
+			return err
+		}
+	}
+	return setAttrs(tmp, c.st, false)
+}
+
+// copyHost copies a host file (or symlink) to tmp.
+func copyHost(src, tmp string, st vfs.Stat) error {
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFLNK:
+		t, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(t, tmp)
+	case syscall.S_IFREG:
+		in, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		if err := out.Close(); err != nil {
+			return err
+		}
+	default:
+		if err := syscall.Mknod(tmp, st.Mode, 0); err != nil {
+			return err
+		}
+	}
+	return setAttrs(tmp, st, false)
+}
+
+// setAttrs gives a host path the mode, owner (when the process may) and
+// mtime of st. Symlinks only get their owner.
+func setAttrs(p string, st vfs.Stat, symlink bool) error {
+	if os.Geteuid() == 0 {
+		if err := os.Lchown(p, int(st.UID), int(st.GID)); err != nil {
+			return err
+		}
+	}
+	if symlink || st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+		return nil
+	}
+	if err := syscall.Chmod(p, st.Mode&0o7777); err != nil {
+		return err
+	}
+	return os.Chtimes(p, st.Mtime, st.Mtime)
+}
+
+// reset empties the delta after a commit: the base now has every change.
+func reset(a *core.Agent, base string) error {
+	err := a.DB.Write(bgCtx, func(c *store.Conn) error {
+		for _, q := range []string{
+			"DELETE FROM fs_dentry",
+			"DELETE FROM fs_data",
+			"DELETE FROM fs_symlink",
+			"DELETE FROM fs_xattr",
+			"DELETE FROM fs_whiteout",
+			"DELETE FROM fs_origin",
+			"DELETE FROM " + vfs.OverlayTable,
+			"DELETE FROM fs_inode WHERE ino <> 1",
+		} {
+			if _, err := c.Exec(q); err != nil {
+				return err
+			}
+		}
+		return vfs.EnsureOverlayRoot(c, base)
+	})
+	a.FS.Invalidate()
+	if err != nil {
+		return fmt.Errorf("commit applied, but emptying the delta failed: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,221 @@
+package overlay_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentfs-go/agentfs/core/overlay"
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
+
+func diffLines(t *testing.T, changes []overlay.Change) []string {
+	t.Helper()
+	var out []string
+	for _, c := range changes {
+		out = append(out, string(c.Op)+" "+c.Type+" "+c.Path)
+	}
+	return out
+}
+
+// edit makes one change of every kind through the overlay.
+func edit(t *testing.T, fsys *vfs.FS) {
+	t.Helper()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(fsys.WriteFile("/new.txt", []byte("new file"), vfs.WriteOptions{}))
+	must(fsys.WriteFile("/src/main.go", []byte("package main // changed\n"), vfs.WriteOptions{}))
+	must(fsys.Unlink("/obsolete.txt"))
+	must(fsys.Rename("/old-name.txt", "/docs/new-name.txt"))
+	must(fsys.Chmod("/run.sh", 0o755))
+	must(fsys.Symlink("src/main.go", "/main-link"))
+	must(fsys.RemoveAll("/build"))
+	must(fsys.MkdirAll("/newdir/deep", 0o750))
+	must(fsys.WriteFile("/newdir/deep/f", []byte("deep"), vfs.WriteOptions{}))
+	must(fsys.Rename("/assets", "/static"))
+	must(fsys.Unlink("/link-to-remove"))
+}
+
+func baseFiles() map[string]string {
+	return map[string]string{
+		"src/main.go":         "package main\n",
+		"src/util.go":         "package main // util\n",
+		"obsolete.txt":        "old",
+		"old-name.txt":        "moved content",
+		"run.sh":              "#!/bin/sh\necho hi\n",
+		"docs/readme.md":      "readme",
+		"build/out/a.o":       "obj",
+		"build/out/b.o":       "obj",
+		"assets/logo.svg":     "<svg/>",
+		"assets/css/site.css": "body{}",
+		"link-to-remove":      "->src/util.go",
+		"unchanged.txt":       "same",
+	}
+}
+
+func TestDiff(t *testing.T) {
+	a, _ := newOverlay(t, baseFiles())
+	// Reading and listing change nothing.
+	if _, err := a.FS.ReadFile("/unchanged.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.FS.Paths(); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := overlay.Diff(a)
+	if err != nil || len(changes) != 0 {
+		t.Fatalf("Diff before edits = %v, %v; want none", diffLines(t, changes), err)
+	}
+	edit(t, a.FS)
+	changes, err = overlay.Diff(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"D dir /assets",
+		"D dir /build",
+		"A file /docs/new-name.txt",
+		"D symlink /link-to-remove",
+		"A symlink /main-link",
+		"A file /new.txt",
+		"A dir /newdir",
+		"A dir /newdir/deep",
+		"A file /newdir/deep/f",
+		"D file /obsolete.txt",
+		"D file /old-name.txt",
+		"M file /run.sh",
+		"M file /src/main.go",
+		"A dir /static",
+		"A dir /static/css",
+		"A file /static/css/site.css",
+		"A file /static/logo.svg",
+	}
+	if got := diffLines(t, changes); !slices.Equal(got, want) {
+		t.Fatalf("Diff =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestCommit(t *testing.T) {
+	// A 4 KiB patch inside a larger base file keeps the rest.
+	big := strings.Repeat("0123456789abcdef", 1024) // 16 KiB
+	files := baseFiles()
+	files["big.bin"] = big
+	a, base := newOverlay(t, files)
+	edit(t, a.FS)
+	f, err := a.FS.Open("/big.bin", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("PATCH"), 5000); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	mtime := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := a.FS.Utimens("/new.txt", &mtime, &mtime, true); err != nil {
+		t.Fatal(err)
+	}
+	want, err := overlay.Diff(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dry, err := overlay.Commit(a, overlay.CommitOptions{DryRun: true})
+	if err != nil || dry.Applied || len(dry.Changes) != len(want) {
+		t.Fatalf("dry run = %+v, %v", dry, err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "new.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("dry run wrote the host: %v", err)
+	}
+	res, err := overlay.Commit(a, overlay.CommitOptions{})
+	if err != nil || !res.Applied {
+		t.Fatalf("Commit = %+v, %v", res, err)
+	}
+	read := func(p string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(base, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if read("new.txt") != "new file" || read("src/main.go") != "package main // changed\n" ||
+		read("docs/new-name.txt") != "moved content" || read("newdir/deep/f") != "deep" ||
+		read("static/css/site.css") != "body{}" || read("src/util.go") != "package main // util\n" {
+		t.Fatal("host content wrong after commit")
+	}
+	if got := read("big.bin"); got != big[:5000]+"PATCH"+big[5005:] {
+		t.Fatal("big.bin: per-chunk content not reproduced")
+	}
+	for _, p := range []string{"obsolete.txt", "old-name.txt", "build", "assets", "link-to-remove"} {
+		if _, err := os.Lstat(filepath.Join(base, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still on the host: %v", p, err)
+		}
+	}
+	if st, _ := os.Stat(filepath.Join(base, "run.sh")); st.Mode().Perm() != 0o755 {
+		t.Errorf("run.sh mode = %v", st.Mode())
+	}
+	if st, _ := os.Stat(filepath.Join(base, "newdir")); st.Mode().Perm() != 0o750 {
+		t.Errorf("newdir mode = %v", st.Mode())
+	}
+	if st, _ := os.Stat(filepath.Join(base, "new.txt")); !st.ModTime().Equal(mtime) {
+		t.Errorf("new.txt mtime = %v, want %v", st.ModTime(), mtime)
+	}
+	if tgt, err := os.Readlink(filepath.Join(base, "main-link")); err != nil || tgt != "src/main.go" {
+		t.Errorf("main-link = %q, %v", tgt, err)
+	}
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".agentfs-commit") {
+			t.Errorf("staging directory left behind: %s", e.Name())
+		}
+	}
+	// The delta is empty: no more changes, and the overlay shows the host.
+	if changes, err := overlay.Diff(a); err != nil || len(changes) != 0 {
+		t.Fatalf("Diff after commit = %v, %v", diffLines(t, changes), err)
+	}
+	if got, err := a.FS.ReadFile("/docs/new-name.txt"); err != nil || string(got) != "moved content" {
+		t.Fatalf("overlay after commit = %q, %v", got, err)
+	}
+}
+
+func TestCommit_RefusesChangedBase(t *testing.T) {
+	a, base := newOverlay(t, map[string]string{"f.txt": "one", "g.txt": "two"})
+	if err := a.FS.Chmod("/f.txt", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.FS.WriteFile("/g.txt", []byte("agent"), vfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The host changes f.txt behind the overlay's back.
+	time.Sleep(10 * time.Millisecond)
+	if err := os.WriteFile(filepath.Join(base, "f.txt"), []byte("host edit"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := overlay.Commit(a, overlay.CommitOptions{})
+	var ce *overlay.ConflictError
+	if !errors.As(err, &ce) || !slices.Equal(ce.Paths, []string{"/f.txt"}) || !errors.Is(err, syscall.ESTALE) {
+		t.Fatalf("Commit = %v, want a conflict on /f.txt", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(base, "g.txt")); string(b) != "two" {
+		t.Fatalf("a refused commit wrote g.txt: %q", b)
+	}
+	res, err := overlay.Commit(a, overlay.CommitOptions{Force: true})
+	if err != nil || !res.Applied || !slices.Equal(res.Conflicts, []string{"/f.txt"}) {
+		t.Fatalf("forced Commit = %+v, %v", res, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(base, "g.txt")); string(b) != "agent" {
+		t.Fatalf("g.txt = %q", b)
+	}
+	st, _ := os.Stat(filepath.Join(base, "f.txt"))
+	if b, _ := os.ReadFile(filepath.Join(base, "f.txt")); string(b) != "host edit" || st.Mode().Perm() != 0o600 {
+		t.Fatalf("f.txt = %q %v; want the host's content with the overlay's mode", b, st.Mode())
+	}
+}

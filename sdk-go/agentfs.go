@@ -1,9 +1,9 @@
-// Package agentfs is the Go SDK of AgentFS: the engine in-process, no
-// child process and no server. It opens an agent database by id (stored in
-// .agentfs/ID.db, as agentfs-sdk does) or by path.
+// Package agentfs is the Go SDK of AgentFS: one SQLite file holding an
+// agent's filesystem, key-value store and tool-call log.
 //
-// The filesystem, key-value store and tool-call log are the engine's own
-// types; see github.com/agentfs-go/agentfs/core for the full API.
+// Open runs the engine in-process (no child process, no server); Dial
+// talks to a remote `agentfs serve http`. Both return an Agent, so code
+// can switch between them. FS wraps an agent's filesystem as an io/fs.FS.
 package agentfs
 
 import (
@@ -14,9 +14,6 @@ import (
 	"path/filepath"
 
 	"github.com/agentfs-go/agentfs/core"
-	"github.com/agentfs-go/agentfs/core/kv"
-	"github.com/agentfs-go/agentfs/core/toolcalls"
-	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
 // Options choose the database to open. Set ID, Path, or neither (a new
@@ -28,17 +25,18 @@ type Options struct {
 	Engine core.Options
 }
 
-// AgentFS is an open agent database.
+// AgentFS is an agent database open in this process. It implements Agent.
 type AgentFS struct {
 	agent   *core.Agent
 	tempDir string
-
-	FS    *vfs.FS
-	KV    *kv.Store
-	Tools *toolcalls.Log
+	fs      *localFS
+	kv      *localKV
+	tools   *localTools
 }
 
-// Open opens or creates an agent database.
+var _ Agent = (*AgentFS)(nil)
+
+// Open opens or creates an agent database in this process.
 func Open(ctx context.Context, opts Options) (*AgentFS, error) {
 	path, temp := opts.Path, ""
 	switch {
@@ -64,13 +62,28 @@ func Open(ctx context.Context, opts Options) (*AgentFS, error) {
 		}
 		return nil, err
 	}
-	return &AgentFS{agent: a, tempDir: temp, FS: a.FS, KV: a.KV, Tools: a.Tools}, nil
+	return &AgentFS{
+		agent: a, tempDir: temp,
+		fs:    &localFS{f: a.FS},
+		kv:    &localKV{s: a.KV},
+		tools: &localTools{l: a.Tools},
+	}, nil
 }
+
+// FS is the agent's filesystem.
+func (a *AgentFS) FS() FileSystem { return a.fs }
+
+// KV is the agent's key-value store.
+func (a *AgentFS) KV() KVStore { return a.kv }
+
+// Tools is the agent's tool-call log.
+func (a *AgentFS) Tools() ToolLog { return a.tools }
 
 // Path is the database file.
 func (a *AgentFS) Path() string { return a.agent.Path() }
 
-// Engine gives the underlying engine handle (snapshots, fsck, SQL).
+// Engine gives the underlying engine handle (snapshots, fsck, SQL, the
+// full filesystem API with inode-level calls and extended attributes).
 func (a *AgentFS) Engine() *core.Agent { return a.agent }
 
 // Close closes the database (and removes it when it was temporary).

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log"
-	"time"
 
-	"github.com/agentfs-go/agentfs/core/vfs"
 	agentfs "github.com/agentfs-go/agentfs/sdk-go"
 )
 
@@ -20,23 +18,23 @@ func Example() {
 	}
 	defer a.Close()
 
-	if err := a.FS.WriteFile("/notes/todo.md", []byte("- write tests\n"), vfs.WriteOptions{CreateParents: true}); err != nil {
+	if err := a.FS().WriteFile(ctx, "/notes/todo.md", []byte("- write tests\n"), agentfs.WriteOptions{CreateParents: true}); err != nil {
 		log.Fatal(err)
 	}
-	data, _ := a.FS.ReadFile("/notes/todo.md")
+	data, _ := a.FS().ReadFile(ctx, "/notes/todo.md")
 	fmt.Printf("%s", data)
 
-	_, err = a.FS.Stat("/missing")
+	_, err = a.FS().Stat(ctx, "/missing")
 	fmt.Println(errors.Is(err, fs.ErrNotExist))
 
-	_ = a.KV.Set(ctx, "step", 3)
+	_ = a.KV().Set(ctx, "step", 3)
 	var step int
-	_ = a.KV.Get(ctx, "step", &step)
+	_ = a.KV().Get(ctx, "step", &step)
 	fmt.Println("step", step)
 
-	id, _ := a.Tools.Start(ctx, "search", []byte(`{"q":"agentfs"}`))
-	_ = a.Tools.Success(ctx, id, []byte(`{"hits":1}`))
-	calls, _ := a.Tools.List(ctx, toolcallsFilterSince(time.Hour))
+	id, _ := a.Tools().Start(ctx, "search", map[string]string{"q": "agentfs"})
+	_ = a.Tools().Success(ctx, id, map[string]int{"hits": 1})
+	calls, _ := a.Tools().List(ctx, agentfs.ToolFilter{})
 	fmt.Println(len(calls), calls[0].Name, calls[0].Status)
 	// Output:
 	// - write tests

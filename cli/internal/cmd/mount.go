@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentfs-go/agentfs/cli/internal/registry"
 	"github.com/agentfs-go/agentfs/core/mount"
 )
 
@@ -276,6 +277,13 @@ func serveMount(cmd *cobra.Command, idOrPath, dir string, fl mountFlags) error {
 		if err := startAutoUnmountWatch(dir); err != nil {
 			srv.Unmount()
 			return fail(err)
+		}
+	}
+	// Listed by "agentfs ps"; a server killed before removing its entry
+	// leaves it to "agentfs prune".
+	if os.Getenv(noRegistryEnv) == "" {
+		if remove, err := registry.Add(registry.Entry{Kind: registry.KindMount, DB: a.Path(), Dir: dir}); err == nil {
+			defer remove()
 		}
 	}
 	// A signal that came while mounting is handled now.

@@ -1,0 +1,246 @@
+package cmd
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentfs-go/agentfs/cli/internal/registry"
+	"github.com/agentfs-go/agentfs/core"
+)
+
+func init() { register(newRunCmd) }
+
+// runConfigEnv carries the runConfig from "agentfs run" to its internal
+// stages (the same binary, re-executed inside the namespaces).
+const runConfigEnv = "AGENTFS_RUN_CONFIG"
+
+// noRegistryEnv keeps a mount server out of the registry: the server of a
+// run lives in the run's private mount namespace and the run's own entry
+// stands for it.
+const noRegistryEnv = "AGENTFS_NO_REGISTRY"
+
+// runConfig is what the stages of a run need to know.
+type runConfig struct {
+	Session    string   `json:"session"`
+	DB         string   `json:"db"`      // absolute
+	Workdir    string   `json:"workdir"` // absolute, symlinks resolved
+	Staging    string   `json:"staging"` // where the server mounts the session, inside the namespace
+	Allow      []string `json:"allow,omitempty"`
+	Command    []string `json:"command"`
+	NoNetwork  bool     `json:"no_network,omitempty"`
+	Durability string   `json:"durability"`
+}
+
+// runStatus is what a stage reports on the status pipe when it fails
+// before the command runs (one JSON line).
+type runStatus struct {
+	Code int    `json:"code"`
+	Msg  string `json:"msg"`
+	Hint string `json:"hint,omitempty"`
+}
+
+func newRunCmd() *cobra.Command {
+	var session, stage string
+	var allow []string
+	var noNetwork bool
+	c := &cobra.Command{
+		Use:   "run [--session S] [--allow PATH]... [--no-network] [-- CMD [ARG...]]",
+		Short: "Run a command in a sandbox where the current directory is a copy-on-write session (Linux)",
+		Long: `Run CMD (default: $SHELL, else /bin/sh) in a sandbox made of Linux user and
+mount namespaces:
+
+  - the current directory is an overlay: the host directory below, the
+    session's database above; what CMD changes there goes to the database
+    and the host directory stays as it was;
+  - everything else is read-only (writes fail with EROFS), except the
+    --allow paths and a private, empty /tmp (and /dev/shm);
+  - with --no-network, CMD gets an empty network namespace (no interfaces
+    up, no route);
+  - AGENTFS=1, AGENTFS_SANDBOX=linux-namespace and AGENTFS_SESSION are set.
+
+A session is an agent database .agentfs/S.db in the current directory; a
+new run makes one named run-<random hex> unless --session names it, and
+--session S continues an existing session with its earlier changes.
+Afterwards "agentfs diff S" lists the changes and "agentfs commit S"
+applies them to the host directory.
+
+Signals sent to agentfs are passed on to CMD and agentfs exits with CMD's
+status (128+N when a signal N ended it).
+
+Works as root, and as another user where the kernel allows unprivileged
+user namespaces; inside a container that forbids them, as root with
+CAP_SYS_ADMIN (a mount namespace only). Needs /dev/fuse.`,
+		Example: `  agentfs run                                  # a shell in a new session
+  agentfs run -- make test
+  agentfs run --session fix-tests --allow ~/.cache/go-build -- go test ./...
+  agentfs run --no-network -- npm ci
+  agentfs diff fix-tests && agentfs commit fix-tests`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch stage {
+			case "":
+			case "init":
+				return runStageInit(cmd)
+			case "exec":
+				return runStageExec(cmd)
+			default:
+				return usageError(cmd, "unknown internal stage %q", stage)
+			}
+			if cmd.ArgsLenAtDash() > 0 {
+				return usageError(cmd, "put the command after -- (agentfs run -- make test)")
+			}
+			if err := fuseUsable(); err != nil {
+				return err
+			}
+			cfg, err := prepareRun(cmd, session, allow, args)
+			if err != nil {
+				return err
+			}
+			cfg.NoNetwork = noNetwork
+			return runSession(cmd, cfg)
+		},
+	}
+	// The command's own flags are its own: "agentfs run ls -la" works.
+	c.Flags().SetInterspersed(false)
+	c.Flags().StringVarP(&session, "session", "s", "", "resume session S (.agentfs/S.db), or start a new session named S")
+	c.Flags().StringArrayVar(&allow, "allow", nil, "keep PATH writable (repeatable); everything outside the current directory is read-only otherwise")
+	c.Flags().BoolVar(&noNetwork, "no-network", false, "no network: an empty network namespace")
+	c.Flags().StringVar(&stage, "internal-stage", "", "internal: a stage of the sandbox")
+	c.Flags().MarkHidden("internal-stage")
+	return c
+}
+
+// prepareRun checks the arguments, names the session and creates its
+// database when new.
+func prepareRun(cmd *cobra.Command, session string, allow, argv []string) (runConfig, error) {
+	var cfg runConfig
+	wd, err := os.Getwd()
+	if err != nil {
+		return cfg, err
+	}
+	if wd, err = filepath.EvalSymlinks(wd); err != nil {
+		return cfg, err
+	}
+	if wd == "/" {
+		return cfg, userError{msg: "agentfs run overlays the current directory, and it is /", hint: "cd to the project directory first"}
+	}
+	cfg.Workdir = wd
+	cfg.Durability = durability
+	if _, err := durabilityOption(); err != nil {
+		return cfg, err
+	}
+	if len(argv) == 0 {
+		sh := os.Getenv("SHELL")
+		if sh == "" {
+			sh = "/bin/sh"
+		}
+		argv = []string{sh}
+	}
+	cfg.Command = argv
+	for _, p := range allow {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return cfg, err
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return cfg, userError{msg: fmt.Sprintf("--allow %s: no such file or directory", p), hint: "mkdir -p " + p}
+			}
+			return cfg, err
+		}
+		if real == "/" {
+			return cfg, userError{msg: "--allow /: that is no sandbox", hint: "allow the directories the command must write, one by one"}
+		}
+		cfg.Allow = append(cfg.Allow, real)
+	}
+	if session == "" {
+		b := make([]byte, 4)
+		if _, err := rand.Read(b); err != nil {
+			return cfg, err
+		}
+		session = "run-" + hex.EncodeToString(b)
+	}
+	if !core.ValidID(session) {
+		return cfg, userError{msg: fmt.Sprintf("invalid session name %q: use letters, digits, '_' and '-'", session), hint: "agentfs run --session my-task"}
+	}
+	cfg.Session = session
+	cfg.DB = filepath.Join(wd, core.PathForID(session))
+	if e, ok := runningSession(cfg.DB); ok {
+		return cfg, userError{msg: fmt.Sprintf("session %s is running already (pid %d)", session, e.PID), hint: "agentfs ps; or start another session: agentfs run"}
+	}
+	if _, err := os.Stat(cfg.DB); err == nil {
+		// Resume: the session must be an overlay of this directory.
+		a, err := openAgentWith(cmd, cfg.DB, core.Options{Base: wd})
+		if errors.Is(err, core.ErrOverlay) {
+			b, _ := openAgentWith(cmd, cfg.DB, core.Options{ReadOnly: true})
+			if b != nil && b.Info.OverlayBase != "" {
+				b.Close()
+				return cfg, userError{msg: fmt.Sprintf("session %s is an overlay of %s, not of %s", session, b.Info.OverlayBase, wd),
+					hint: fmt.Sprintf("cd %s && agentfs run --session %s", b.Info.OverlayBase, session)}
+			}
+			if b != nil {
+				b.Close()
+			}
+			return cfg, userError{msg: fmt.Sprintf("%s is an agent database, not a session of agentfs run", cfg.DB),
+				hint: "choose another session name: agentfs run --session NAME"}
+		}
+		if err != nil {
+			return cfg, err
+		}
+		return cfg, a.Close()
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.DB), 0o755); err != nil {
+		return cfg, err
+	}
+	// A new session: an overlay database over this directory.
+	a, err := openAgentWith(cmd, cfg.DB, core.Options{Create: true, Base: wd})
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, a.Close()
+}
+
+// runningSession finds a live run of the session database db.
+func runningSession(db string) (registry.Entry, bool) {
+	list, _ := registry.List()
+	for _, e := range list {
+		if e.Kind == registry.KindRun && e.DB == db && e.Alive() {
+			return e, true
+		}
+	}
+	return registry.Entry{}, false
+}
+
+// printRunHints says how to go on with a session.
+func printRunHints(cmd *cobra.Command, cfg runConfig) {
+	rel := cfg.DB
+	if r, err := filepath.Rel(cfg.Workdir, cfg.DB); err == nil && !strings.HasPrefix(r, "..") {
+		rel = r
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), `agentfs: session %[1]s is in %[2]s; %[3]s is unchanged.
+  Resume: agentfs run --session %[1]s
+  Review: agentfs diff %[1]s
+  Apply:  agentfs commit %[1]s
+`, cfg.Session, rel, cfg.Workdir)
+}
+
+// readRunConfig reads the configuration a stage was started with.
+func readRunConfig() (runConfig, error) {
+	var cfg runConfig
+	s := os.Getenv(runConfigEnv)
+	os.Unsetenv(runConfigEnv)
+	if s == "" {
+		return cfg, errors.New("--internal-stage is started by agentfs run only")
+	}
+	err := json.Unmarshal([]byte(s), &cfg)
+	return cfg, err
+}

@@ -16,19 +16,32 @@ var serveCommands []func() *cobra.Command
 func registerServe(f func() *cobra.Command) { serveCommands = append(serveCommands, f) }
 
 func newServeCmd() *cobra.Command {
+	var stdio bool
 	c := &cobra.Command{
-		Use:   "serve PROTOCOL ID_OR_PATH [flags]",
+		Use:   "serve PROTOCOL ID_OR_PATH [flags] | serve --stdio",
 		Short: "Serve an agent to other programs over a protocol",
 		Long: `Serve an agent's database to other programs over a protocol, until
-interrupted. Run "agentfs serve PROTOCOL --help" for the options of one.`,
+interrupted. Run "agentfs serve PROTOCOL --help" for the options of one.
+
+"agentfs serve --stdio" is the engine of the TypeScript, Python and Rust
+SDKs: they start it as a child process and speak the length-prefixed
+protocol of spec/PROTOCOL.md on its standard input and output (the
+database to open comes in the handshake). It is not meant to be run by
+hand.`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError(c, "unknown protocol %q for %q", args[0], c.CommandPath())
 			}
 			return nil
 		},
-		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+		RunE: func(c *cobra.Command, _ []string) error {
+			if stdio {
+				return serveStdio(c)
+			}
+			return c.Help()
+		},
 	}
+	c.Flags().BoolVar(&stdio, "stdio", false, "speak the SDKs' protocol on stdin/stdout (spec/PROTOCOL.md)")
 	for _, f := range serveCommands {
 		c.AddCommand(f())
 	}

@@ -87,7 +87,7 @@ type NetRuleSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// URL prefix, e.g. "https://api.example.com/v1/".
 	Prefix string `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
-	// Allowed methods; empty means GET and HEAD.
+	// Allowed methods; empty means every method.
 	Methods []string `protobuf:"bytes,2,rep,name=methods,proto3" json:"methods,omitempty"`
 	// Headers added at the boundary (secrets stay on the host side).
 	Headers       map[string]string `protobuf:"bytes,3,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`

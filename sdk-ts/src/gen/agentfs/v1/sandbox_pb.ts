@@ -54,7 +54,7 @@ export type NetRuleSpec = Message<"agentfs.v1.NetRuleSpec"> & {
   prefix: string;
 
   /**
-   * Allowed methods; empty means GET and HEAD.
+   * Allowed methods; empty means every method.
    *
    * @generated from field: repeated string methods = 2;
    */

@@ -1,0 +1,212 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"connectrpc.com/connect"
+	"golang.org/x/sys/unix"
+
+	"github.com/agentfs-go/agentfs/core"
+	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
+
+// opError is a failure of one API operation: the engine's error with the
+// operation's node:fs name and paths, so every transport can build the
+// same agentfs.v1.Error from it.
+type opError struct {
+	syscall, path, dest string
+	err                 error
+}
+
+func (e *opError) Error() string { return e.err.Error() }
+func (e *opError) Unwrap() error { return e.err }
+
+// fail wraps err (nil stays nil) with the operation's name and paths.
+func fail(err error, syscall, path string, dest ...string) error {
+	if err == nil {
+		return nil
+	}
+	e := &opError{syscall: syscall, path: path, err: err}
+	if len(dest) > 0 {
+		e.dest = dest[0]
+	}
+	return e
+}
+
+// kindError is a non-filesystem failure of a given class.
+type kindError struct {
+	kind v1.ErrorKind
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+
+func errorf(kind v1.ErrorKind, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// ToProto describes err as an agentfs.v1.Error.
+func ToProto(err error) *v1.Error {
+	out := &v1.Error{Message: err.Error()}
+	var op *opError
+	if errors.As(err, &op) {
+		out.Syscall, out.Path, out.Dest = op.syscall, op.path, op.dest
+	}
+	var ke *kindError
+	var ce *connect.Error
+	if errno := vfs.Errno(err); errno != 0 && !errors.As(err, &ke) {
+		out.Kind = v1.ErrorKind_ERROR_KIND_ERRNO
+		out.Errno = int32(errno)
+		out.Code = unix.ErrnoName(errno)
+		out.Message = nodeMessage(errno, out.Syscall, out.Path, out.Dest)
+		return out
+	}
+	switch {
+	case errors.As(err, &ke):
+		out.Kind = ke.kind
+	case errors.Is(err, context.Canceled):
+		out.Kind = v1.ErrorKind_ERROR_KIND_CANCELED
+	case errors.Is(err, core.ErrNeedsMigration), errors.Is(err, core.ErrNotAgentFS), errors.Is(err, core.ErrOverlay):
+		out.Kind = v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION
+	case errors.Is(err, core.ErrSnapshotNotFound):
+		out.Kind = v1.ErrorKind_ERROR_KIND_NOT_FOUND
+	case errors.Is(err, core.ErrSnapshotExists):
+		out.Kind = v1.ErrorKind_ERROR_KIND_ALREADY_EXISTS
+	case errors.As(err, &ce):
+		out.Kind = kindOfCode(ce.Code())
+		out.Message = ce.Message()
+	default:
+		out.Kind = v1.ErrorKind_ERROR_KIND_INTERNAL
+	}
+	return out
+}
+
+// nodeMessage formats a filesystem error as node:fs does:
+// "ENOENT: no such file or directory, stat '/x'".
+func nodeMessage(errno syscall.Errno, sys, path, dest string) string {
+	msg := unix.ErrnoName(errno) + ": " + errno.Error()
+	if sys != "" {
+		msg += ", " + sys
+	}
+	if path != "" {
+		msg += " '" + path + "'"
+	}
+	if dest != "" {
+		msg += " -> '" + dest + "'"
+	}
+	return msg
+}
+
+// FromProto turns an agentfs.v1.Error back into a Go error: a
+// *fs.PathError wrapping the errno for filesystem errors, so that
+// errors.Is(err, fs.ErrNotExist) works on the client side too.
+func FromProto(e *v1.Error) error {
+	if e.GetErrno() != 0 {
+		return &fs.PathError{Op: e.GetSyscall(), Path: e.GetPath(), Err: syscall.Errno(e.GetErrno())}
+	}
+	return &kindError{kind: e.GetKind(), msg: e.GetMessage()}
+}
+
+// Kind reports the class of an error returned by FromProto.
+func Kind(err error) v1.ErrorKind {
+	var ke *kindError
+	if errors.As(err, &ke) {
+		return ke.kind
+	}
+	if vfs.Errno(err) != 0 {
+		return v1.ErrorKind_ERROR_KIND_ERRNO
+	}
+	return v1.ErrorKind_ERROR_KIND_UNSPECIFIED
+}
+
+// connectCode maps an error to the Connect/gRPC status code.
+func connectCode(e *v1.Error) connect.Code {
+	if e.Kind == v1.ErrorKind_ERROR_KIND_ERRNO {
+		switch syscall.Errno(e.Errno) {
+		case syscall.ENOENT:
+			return connect.CodeNotFound
+		case syscall.EEXIST:
+			return connect.CodeAlreadyExists
+		case syscall.EACCES, syscall.EPERM, syscall.EROFS:
+			return connect.CodePermissionDenied
+		case syscall.ENOSPC, syscall.EFBIG, syscall.ENAMETOOLONG:
+			return connect.CodeResourceExhausted
+		case syscall.ENOSYS, syscall.EOPNOTSUPP:
+			return connect.CodeUnimplemented
+		case syscall.EINVAL, syscall.EBADF:
+			return connect.CodeInvalidArgument
+		default:
+			return connect.CodeFailedPrecondition
+		}
+	}
+	switch e.Kind {
+	case v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT:
+		return connect.CodeInvalidArgument
+	case v1.ErrorKind_ERROR_KIND_NOT_FOUND:
+		return connect.CodeNotFound
+	case v1.ErrorKind_ERROR_KIND_ALREADY_EXISTS:
+		return connect.CodeAlreadyExists
+	case v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED:
+		return connect.CodePermissionDenied
+	case v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION:
+		return connect.CodeFailedPrecondition
+	case v1.ErrorKind_ERROR_KIND_CANCELED:
+		return connect.CodeCanceled
+	case v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED:
+		return connect.CodeUnimplemented
+	case v1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED:
+		return connect.CodeResourceExhausted
+	case v1.ErrorKind_ERROR_KIND_UNAVAILABLE:
+		return connect.CodeUnavailable
+	default:
+		return connect.CodeInternal
+	}
+}
+
+func kindOfCode(c connect.Code) v1.ErrorKind {
+	switch c {
+	case connect.CodeInvalidArgument:
+		return v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT
+	case connect.CodeNotFound:
+		return v1.ErrorKind_ERROR_KIND_NOT_FOUND
+	case connect.CodeAlreadyExists:
+		return v1.ErrorKind_ERROR_KIND_ALREADY_EXISTS
+	case connect.CodePermissionDenied, connect.CodeUnauthenticated:
+		return v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED
+	case connect.CodeFailedPrecondition:
+		return v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION
+	case connect.CodeCanceled:
+		return v1.ErrorKind_ERROR_KIND_CANCELED
+	case connect.CodeUnimplemented:
+		return v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED
+	case connect.CodeResourceExhausted:
+		return v1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED
+	case connect.CodeUnavailable:
+		return v1.ErrorKind_ERROR_KIND_UNAVAILABLE
+	default:
+		return v1.ErrorKind_ERROR_KIND_INTERNAL
+	}
+}
+
+// toConnect converts a handler's error for the HTTP door: the status code
+// plus the agentfs.v1.Error as a detail.
+func toConnect(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) && len(ce.Details()) > 0 {
+		return err
+	}
+	e := ToProto(err)
+	out := connect.NewError(connectCode(e), errors.New(e.Message))
+	if d, derr := connect.NewErrorDetail(e); derr == nil {
+		out.AddDetail(d)
+	}
+	return out
+}

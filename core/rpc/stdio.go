@@ -1,0 +1,523 @@
+package rpc
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentfs-go/agentfs/core"
+	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
+	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1rpc"
+	"github.com/agentfs-go/agentfs/core/store"
+)
+
+// ProtocolVersion is the version of the stdio protocol (spec/PROTOCOL.md)
+// this engine speaks; the handshake refuses any other.
+const ProtocolVersion = 1
+
+// MaxFrame is the largest frame either side may send.
+const MaxFrame = 1 << 30
+
+// ErrHandshake reports a refused handshake (the client was told why); the
+// engine should exit with status 2.
+var ErrHandshake = errors.New("handshake refused")
+
+// Methods returns the dispatch table of every service on svc.
+func Methods(svc *Service) map[string]agentfsv1rpc.Func {
+	m := map[string]agentfsv1rpc.Func{}
+	for _, t := range []map[string]agentfsv1rpc.Func{
+		agentfsv1rpc.FilesystemServiceMethods(svc),
+		agentfsv1rpc.KvServiceMethods(svc),
+		agentfsv1rpc.ToolsServiceMethods(svc),
+		agentfsv1rpc.AgentServiceMethods(svc),
+		agentfsv1rpc.SandboxServiceMethods(svc),
+	} {
+		for k, v := range t {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// ServeStdio runs the stdio protocol on r and w until the client shuts the
+// engine down, closes r, or (with a heartbeat) goes silent. Logs go to
+// logw. It returns ErrHandshake when the handshake was refused.
+func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, logw io.Writer, version string) error {
+	c := &stdioConn{
+		svc:      &Service{Version: version},
+		in:       bufio.NewReaderSize(r, 256<<10),
+		out:      make(chan [][]byte, 256),
+		outDone:  make(chan struct{}),
+		closed:   make(chan struct{}),
+		inflight: map[uint64]context.CancelFunc{},
+		pending:  map[uint64]chan *v1.Result{},
+		log:      log.New(logw, "agentfs: ", 0),
+	}
+	c.methods = Methods(c.svc)
+	go c.writeLoop(bufio.NewWriterSize(w, 256<<10))
+	defer func() {
+		close(c.out)
+		<-c.outDone
+	}()
+
+	sess, cleanup, err := c.handshake(ctx)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	defer sess.CloseHandles()
+	c.sess = sess
+	ctx = WithSession(ctx, sess)
+
+	// The read loop runs on its own so that a silent client (heartbeat)
+	// or a cancelled ctx can end the engine while a read blocks.
+	done := make(chan error, 1)
+	go func() { done <- c.readLoop(ctx) }()
+	var watchdog <-chan time.Time
+	if c.heartbeat > 0 {
+		t := time.NewTicker(c.heartbeat)
+		defer t.Stop()
+		watchdog = t.C
+	}
+	for {
+		select {
+		case err := <-done:
+			c.finish()
+			return err
+		case <-ctx.Done():
+			c.finish()
+			return nil
+		case <-watchdog:
+			if silent := time.Since(time.Unix(0, c.lastSeen.Load())); silent > 3*c.heartbeat {
+				c.log.Printf("no frame from the client for %v (heartbeat %v): exiting", silent.Round(time.Millisecond), c.heartbeat)
+				c.finish()
+				return nil
+			}
+		}
+	}
+}
+
+// stdioConn is one client connection.
+type stdioConn struct {
+	svc     *Service
+	methods map[string]agentfsv1rpc.Func
+	sess    *Session
+	in      *bufio.Reader
+	log     *log.Logger
+
+	out     chan [][]byte // frames to write, each as pieces
+	outDone chan struct{}
+	closed  chan struct{} // closed when the read side ends
+	once    sync.Once
+
+	heartbeat time.Duration
+	lastSeen  atomic.Int64
+
+	mu       sync.Mutex
+	inflight map[uint64]context.CancelFunc // client calls running here
+	pending  map[uint64]chan *v1.Result    // engine calls awaiting the client
+	nextOut  uint64
+	wg       sync.WaitGroup
+}
+
+// handshake reads Hello, opens the agent and answers Welcome.
+func (c *stdioConn) handshake(ctx context.Context) (*Session, func(), error) {
+	frame, err := c.readFrame()
+	if err != nil {
+		return nil, nil, fmt.Errorf("handshake: %w", err)
+	}
+	var f v1.Frame
+	if err := proto.Unmarshal(frame, &f); err != nil || f.GetHello() == nil {
+		c.refuse(f.GetId(), errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "the first frame must be Hello (spec/PROTOCOL.md)"))
+		return nil, nil, ErrHandshake
+	}
+	h := f.GetHello()
+	if h.ProtocolVersion != ProtocolVersion {
+		c.refuse(f.Id, errorf(v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION,
+			"engine %s speaks stdio protocol %d, client %q speaks %d: use an SDK and an engine of matching versions (set AGENTFS_BIN to the engine the SDK expects)",
+			c.svc.Version, ProtocolVersion, h.Client, h.ProtocolVersion))
+		return nil, nil, ErrHandshake
+	}
+	a, id, cleanup, err := openForHello(ctx, h.GetOpen())
+	if err != nil {
+		c.refuse(f.Id, err)
+		return nil, nil, ErrHandshake
+	}
+	sess := NewSession(a, id, c)
+	sess.ReadOnly = h.GetOpen().GetReadOnly()
+	info, err := c.svc.info(ctx, sess)
+	if err != nil {
+		a.Close()
+		cleanup()
+		c.refuse(f.Id, err)
+		return nil, nil, ErrHandshake
+	}
+	c.heartbeat = time.Duration(h.HeartbeatMs) * time.Millisecond
+	c.lastSeen.Store(time.Now().UnixNano())
+	c.send(marshalFrame(&v1.Frame{Id: f.Id, Body: &v1.Frame_Welcome{Welcome: &v1.Welcome{
+		ProtocolVersion: ProtocolVersion, EngineVersion: c.svc.Version, Info: info,
+	}}}))
+	return sess, func() { a.Close(); cleanup() }, nil
+}
+
+func (c *stdioConn) refuse(id uint64, err error) {
+	c.log.Printf("handshake refused: %v", err)
+	c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
+}
+
+// openForHello opens what the handshake names: an agent id, a path, or a
+// temporary database deleted by the returned cleanup.
+func openForHello(ctx context.Context, o *v1.OpenOptions) (*core.Agent, string, func(), error) {
+	opts := core.Options{Create: !o.GetNoCreate(), ReadOnly: o.GetReadOnly(), ChunkSize: int(o.GetChunkSize())}
+	switch o.GetDurability() {
+	case "", "normal":
+	case "full":
+		opts.Durability = store.DurabilityFull
+	default:
+		return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "durability must be normal or full, not %q", o.GetDurability())
+	}
+	cleanup := func() {}
+	var path, id string
+	switch {
+	case o.GetId() != "" && o.GetPath() != "":
+		return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "open: give an id or a path, not both")
+	case o.GetId() != "":
+		if !core.ValidID(o.GetId()) {
+			return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "open: %q is not a valid agent id (letters, digits, '.', '_' and '-')", o.GetId())
+		}
+		id, path = o.GetId(), core.PathForID(o.GetId())
+	case o.GetPath() != "":
+		path = o.GetPath()
+	default:
+		dir, err := os.MkdirTemp("", "agentfs-")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		path, opts.Create = filepath.Join(dir, "agent.db"), true
+		cleanup = func() { os.RemoveAll(dir) }
+	}
+	a, err := core.Open(ctx, path, opts)
+	if err != nil {
+		cleanup()
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_NOT_FOUND, "open %s: no such database (create it, or open without no_create)", path)
+		}
+		return nil, "", nil, err
+	}
+	return a, id, cleanup, nil
+}
+
+// readFrame reads one length-prefixed frame.
+func (c *stdioConn) readFrame() ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(c.in, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > MaxFrame {
+		return nil, fmt.Errorf("frame of %d bytes exceeds the limit of %d", n, MaxFrame)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(c.in, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
+}
+
+func (c *stdioConn) readLoop(ctx context.Context) error {
+	defer c.once.Do(func() { close(c.closed) })
+	for {
+		buf, err := c.readFrame()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading from the client: %w", err)
+		}
+		c.lastSeen.Store(time.Now().UnixNano())
+		id, field, body, err := splitFrame(buf)
+		if err != nil {
+			return fmt.Errorf("bad frame from the client: %w", err)
+		}
+		switch field {
+		case fieldCall:
+			method, payload, err := splitCall(body)
+			if err != nil {
+				return fmt.Errorf("bad call frame: %w", err)
+			}
+			c.startCall(ctx, id, method, payload)
+		case fieldResult:
+			var res v1.Result
+			if err := proto.Unmarshal(body, &res); err != nil {
+				return fmt.Errorf("bad result frame: %w", err)
+			}
+			c.mu.Lock()
+			ch := c.pending[id]
+			delete(c.pending, id)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- &res
+			}
+		case fieldCancel:
+			c.mu.Lock()
+			cancel := c.inflight[id]
+			c.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		case fieldPing:
+			c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Pong{Pong: &v1.Pong{}}}))
+		case fieldPong:
+		case fieldShutdown:
+			c.wg.Wait()
+			c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{}}}))
+			return nil
+		default:
+			c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(
+				errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "unexpected frame (field %d) after the handshake", field))}}}))
+		}
+	}
+}
+
+// startCall runs one client call on its own goroutine.
+func (c *stdioConn) startCall(ctx context.Context, id uint64, method string, payload []byte) {
+	cctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.inflight[id] = cancel
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.inflight, id)
+			c.mu.Unlock()
+			cancel()
+		}()
+		resp, err := c.dispatch(cctx, method, payload)
+		if err != nil {
+			c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
+			return
+		}
+		out, err := proto.Marshal(resp)
+		if err != nil {
+			c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
+			return
+		}
+		c.send(resultFrame(id, out))
+	}()
+}
+
+// dispatch runs one method, turning panics and decode failures into
+// errors: nothing a client sends may take the engine down.
+func (c *stdioConn) dispatch(ctx context.Context, method string, payload []byte) (resp proto.Message, err error) {
+	fn := c.methods[method]
+	if fn == nil {
+		return nil, errorf(v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED, "unknown method %q", method)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Printf("panic in %s: %v\n%s", method, p, debug.Stack())
+			resp, err = nil, errorf(v1.ErrorKind_ERROR_KIND_INTERNAL, "%s: internal error: %v", method, p)
+		}
+	}()
+	resp, err = fn(ctx, payload)
+	if err != nil && errors.Is(err, proto.Error) {
+		err = errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "%s: the request does not decode: %v", method, err)
+	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return resp, err
+}
+
+// Call sends a call to the client and waits for its answer: the engine's
+// side of "either side may call the other" (HostService).
+func (c *stdioConn) Call(ctx context.Context, method string, req, resp proto.Message) error {
+	payload, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	ch := make(chan *v1.Result, 1)
+	c.mu.Lock()
+	c.nextOut++
+	id := c.nextOut
+	c.pending[id] = ch
+	c.mu.Unlock()
+	c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Call{Call: &v1.Call{Method: method, Payload: payload}}}))
+	select {
+	case res := <-ch:
+		if res.Error != nil {
+			return FromProto(res.Error)
+		}
+		return proto.Unmarshal(res.Payload, resp)
+	case <-ctx.Done():
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Cancel{Cancel: &v1.Cancel{}}}))
+		return ctx.Err()
+	case <-c.closed:
+		return errorf(v1.ErrorKind_ERROR_KIND_UNAVAILABLE, "%s: the client closed the connection", method)
+	}
+}
+
+// finish waits for the calls in flight (their answers may still reach a
+// client that only closed its writing side).
+func (c *stdioConn) finish() {
+	c.wg.Wait()
+}
+
+// send queues a frame for the writer. Frames queued after the writer
+// stopped are dropped.
+func (c *stdioConn) send(pieces [][]byte) {
+	defer func() { recover() }() // out closed: the engine is exiting
+	c.out <- pieces
+}
+
+// writeLoop writes frames in order, flushing when the queue is empty so
+// that answers produced together leave in one write.
+func (c *stdioConn) writeLoop(w *bufio.Writer) {
+	defer close(c.outDone)
+	broken := false
+	for pieces := range c.out {
+		if broken {
+			continue
+		}
+		for _, p := range pieces {
+			if _, err := w.Write(p); err != nil {
+				broken = true
+				break
+			}
+		}
+		if len(c.out) == 0 && !broken {
+			if err := w.Flush(); err != nil {
+				broken = true
+			}
+		}
+	}
+	if !broken {
+		w.Flush()
+	}
+}
+
+// Field numbers of Frame's body (protocol.proto).
+const (
+	fieldID       = 1
+	fieldHello    = 2
+	fieldWelcome  = 3
+	fieldCall     = 4
+	fieldResult   = 5
+	fieldCancel   = 6
+	fieldPing     = 7
+	fieldPong     = 8
+	fieldShutdown = 9
+)
+
+// splitFrame reads the id and the body of a Frame without copying the
+// body, which for a WriteFile holds the whole file.
+func splitFrame(b []byte) (id uint64, field protowire.Number, body []byte, err error) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0, 0, nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		switch {
+		case num == fieldID && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return 0, 0, nil, protowire.ParseError(n)
+			}
+			id, b = v, b[n:]
+		case num >= fieldHello && num <= fieldShutdown && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return 0, 0, nil, protowire.ParseError(n)
+			}
+			field, body, b = num, v, b[n:]
+		default:
+			n := protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return 0, 0, nil, protowire.ParseError(n)
+			}
+			b = b[n:]
+		}
+	}
+	return id, field, body, nil
+}
+
+// splitCall reads Call{method, payload} without copying the payload.
+func splitCall(b []byte) (method string, payload []byte, err error) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return "", nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		if typ == protowire.BytesType && (num == 1 || num == 2) {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return "", nil, protowire.ParseError(n)
+			}
+			if num == 1 {
+				method = string(v)
+			} else {
+				payload = v
+			}
+			b = b[n:]
+			continue
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return "", nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+	}
+	return method, payload, nil
+}
+
+// marshalFrame encodes a small frame with its length prefix.
+func marshalFrame(f *v1.Frame) [][]byte {
+	b, err := proto.Marshal(f)
+	if err != nil {
+		panic(err) // only our own well-formed messages get here
+	}
+	hdr := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(b)), uint32(len(b)))
+	return [][]byte{append(hdr, b...)}
+}
+
+// resultFrame encodes Frame{id, result: Result{payload}} around payload
+// without copying it: the header and the payload are written one after
+// the other.
+func resultFrame(id uint64, payload []byte) [][]byte {
+	inner := protowire.AppendTag(nil, 1, protowire.BytesType)
+	inner = protowire.AppendVarint(inner, uint64(len(payload)))
+	hdr := make([]byte, 4, 32)
+	hdr = protowire.AppendTag(hdr, fieldID, protowire.VarintType)
+	hdr = protowire.AppendVarint(hdr, id)
+	hdr = protowire.AppendTag(hdr, fieldResult, protowire.BytesType)
+	hdr = protowire.AppendVarint(hdr, uint64(len(inner)+len(payload)))
+	hdr = append(hdr, inner...)
+	binary.BigEndian.PutUint32(hdr, uint32(len(hdr)-4+len(payload)))
+	if len(payload) < 64<<10 {
+		return [][]byte{append(hdr, payload...)}
+	}
+	return [][]byte{hdr, payload}
+}

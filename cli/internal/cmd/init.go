@@ -16,19 +16,26 @@ func init() { register(newInitCmd) }
 func newInitCmd() *cobra.Command {
 	var force bool
 	var chunkSize, pageSize int
-	var command string
+	var command, base string
 	c := &cobra.Command{
-		Use:   "init [ID] [-c CMD]",
+		Use:   "init [ID] [--base HOSTDIR] [-c CMD]",
 		Short: "Create an agent database in .agentfs/ID.db",
 		Long: `Create a new agent database. ID may contain letters, digits, "_" and "-";
 without it, a random id is chosen. The database is .agentfs/ID.db in the
 current directory.
 
+With --base, the database is the delta layer of a copy-on-write overlay over
+the host directory HOSTDIR: the filesystem shows HOSTDIR's files, and every
+change (writes, deletions, renames, modes) goes to the database while
+HOSTDIR stays untouched. "agentfs diff" lists the changes and
+"agentfs commit" applies them to HOSTDIR.
+
 With -c, CMD then runs in the new filesystem as "agentfs exec" runs it: the
 database is mounted on a temporary directory (the working directory of
 "sh -c CMD"), unmounted afterwards, and agentfs exits with CMD's status.`,
 		Example: `  agentfs init my-agent
-  agentfs init build -c 'git clone https://example.com/repo.git . && make'`,
+  agentfs init build -c 'git clone https://example.com/repo.git . && make'
+  agentfs init try --base . -c 'make && rm -rf docs'  # then: agentfs diff try`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := ""
@@ -56,9 +63,21 @@ database is mounted on a temporary directory (the working directory of
 					return err
 				}
 			}
-			a, err := core.Open(cmd.Context(), path, core.Options{Create: true, ChunkSize: chunkSize, PageSize: pageSize})
+			if base != "" {
+				st, err := os.Stat(base)
+				if err != nil {
+					return userError{msg: fmt.Sprintf("base directory %s: %v", base, errors.Unwrap(err)), hint: "agentfs init " + id + " --base EXISTING_DIR"}
+				}
+				if !st.IsDir() {
+					return userError{msg: fmt.Sprintf("base %s is not a directory (ENOTDIR)", base), hint: "agentfs init " + id + " --base EXISTING_DIR"}
+				}
+			}
+			a, err := core.Open(cmd.Context(), path, core.Options{Create: true, ChunkSize: chunkSize, PageSize: pageSize, Base: base})
 			if err != nil {
 				return err
+			}
+			if base != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "Overlay over %s (host files stay unchanged until agentfs commit)\n", a.FS.Base())
 			}
 			if err := a.Close(); err != nil {
 				return err
@@ -73,6 +92,7 @@ database is mounted on a temporary directory (the working directory of
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "replace an existing database (and its snapshots)")
+	c.Flags().StringVar(&base, "base", "", "make the database a copy-on-write overlay over host directory `HOSTDIR`")
 	c.Flags().StringVarP(&command, "command", "c", "", "run CMD (sh -c) in the new filesystem mounted on a temporary directory")
 	c.Flags().IntVar(&chunkSize, "chunk-size", 4096, "size of file data chunks in bytes")
 	c.Flags().IntVar(&pageSize, "page-size", 0, "SQLite page size of the new file (default 4096; 8192 stores small files more compactly, writes slower)")

@@ -319,4 +319,3 @@ func toolErr(id int64, err error) error {
 	}
 	return err
 }
-

@@ -1,0 +1,19 @@
+// Builds the agentfs engine into bin/linux-x64/agentfs so that it travels
+// inside the npm package (run by `npm pack` through the prepack script).
+// The engine links SQLite through cgo, so it is built natively: only on a
+// linux-x64 host, from the checkout this package sits in (../cli).
+import { execFileSync } from "node:child_process";
+import { mkdirSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const pkg = dirname(dirname(fileURLToPath(import.meta.url)));
+const cli = join(pkg, "..", "cli");
+const out = join(pkg, "bin", "linux-x64", "agentfs");
+if (process.platform !== "linux" || process.arch !== "x64") {
+  console.error(`build-engine: the bundled engine is built on linux-x64 only (this is ${process.platform}-${process.arch})`);
+  process.exit(1);
+}
+mkdirSync(dirname(out), { recursive: true });
+execFileSync("go", ["build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/agentfs"], { cwd: cli, stdio: "inherit" });
+console.error(`build-engine: ${out} (${(statSync(out).size / 1048576).toFixed(1)} MiB)`);

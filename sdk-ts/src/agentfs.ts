@@ -1,0 +1,100 @@
+// AgentFS.open: an agent (one database) through the engine, over stdio (a
+// child `agentfs serve --stdio`, the default) or HTTP (`agentfs serve
+// http`), with agentfs-sdk 0.6.4's API: agent.fs, agent.kv, agent.tools,
+// close().
+
+import { resolve } from "node:path";
+import { AgentServiceClient, SandboxServiceClient } from "./gen/agentfs/v1/clients_agentfs.js";
+import type { InfoResponse } from "./gen/agentfs/v1/agent_pb.js";
+import { findEngine } from "./engine.js";
+import { kindError } from "./errors.js";
+import { Filesystem } from "./fs.js";
+import { HttpTransport } from "./http.js";
+import { KvStore } from "./kv.js";
+import { StdioTransport } from "./stdio.js";
+import { ToolCalls } from "./tools.js";
+import type { Transport } from "./transport.js";
+
+export interface AgentFSOptions {
+  /**
+   * Agent id. Over stdio: the database .agentfs/ID.db under the working
+   * directory (unless path is given). Over HTTP: the agent on the server.
+   */
+  id?: string;
+  /** Database file (stdio). With neither id nor path: a temporary database, deleted on close. */
+  path?: string;
+  /** Path of the agentfs binary (default: AGENTFS_BIN, the bundled engine, then PATH). */
+  engine?: string;
+  /** Working directory of the engine (default: this process's). */
+  cwd?: string;
+  /** Fail with ENOENT instead of creating a missing database. */
+  noCreate?: boolean;
+  readOnly?: boolean;
+  /** Chunk size of a new database (default 4096). */
+  chunkSize?: number;
+  /** "normal" (default) or "full" (fsync each commit). */
+  durability?: "normal" | "full";
+  /** Base URL of `agentfs serve http`: selects the HTTP transport. */
+  url?: string;
+  /** Bearer token for the HTTP server. */
+  token?: string;
+}
+
+export class AgentFS {
+  readonly fs: Filesystem;
+  readonly kv: KvStore;
+  readonly tools: ToolCalls;
+  /** Generated clients of the services without an idiomatic wrapper. */
+  readonly rpc: { agent: AgentServiceClient; sandbox: SandboxServiceClient };
+
+  protected constructor(
+    private readonly transport: Transport,
+    /** The engine's description of the database when it was opened. */
+    readonly info: InfoResponse | undefined,
+  ) {
+    this.fs = new Filesystem(transport);
+    this.kv = new KvStore(transport);
+    this.tools = new ToolCalls(transport);
+    this.rpc = { agent: new AgentServiceClient(transport), sandbox: new SandboxServiceClient(transport) };
+  }
+
+  /**
+   * Opens an agent. `AgentFS.open({ id })`, `AgentFS.open({ path })`,
+   * `AgentFS.open()` (a temporary database) or, over HTTP,
+   * `AgentFS.open({ id, url, token })`.
+   */
+  static async open(options: AgentFSOptions = {}): Promise<AgentFS> {
+    if (options.url) return AgentFS.openHttp(options);
+    const engine = findEngine(options.engine);
+    const t = await StdioTransport.start({
+      engine,
+      cwd: options.cwd,
+      open: {
+        // A path wins over an id, as in agentfs-sdk; relative paths are
+        // resolved here so they mean the same as for this process.
+        id: options.path ? "" : (options.id ?? ""),
+        path: options.path ? resolve(options.cwd ?? process.cwd(), options.path) : "",
+        noCreate: options.noCreate ?? false,
+        readOnly: options.readOnly ?? false,
+        chunkSize: BigInt(options.chunkSize ?? 0),
+        durability: options.durability ?? "",
+      },
+    });
+    return new AgentFS(t, t.info);
+  }
+
+  private static async openHttp(options: AgentFSOptions): Promise<AgentFS> {
+    if (!options.id) throw kindError("INVALID_ARGUMENT", "AgentFS.open({ url }) needs the agent id");
+    const t = new HttpTransport({ url: options.url!, token: options.token, agent: options.id });
+    const admin = new AgentServiceClient(t);
+    let info: InfoResponse | undefined;
+    if (options.noCreate) info = await admin.info({});
+    else info = (await admin.createAgent({ id: options.id, existOk: true, chunkSize: BigInt(options.chunkSize ?? 0) })).info;
+    return new AgentFS(t, info);
+  }
+
+  /** Closes the agent: over stdio the engine checkpoints the database and exits. */
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+}

@@ -1,0 +1,23 @@
+// agentfs-sdk: AgentFS for Node.js through the Go engine.
+
+export { AgentFS, type AgentFSOptions } from "./agentfs.js";
+export {
+  Filesystem,
+  FileHandle,
+  Stats,
+  type DirEntry,
+  type FilesystemStats,
+  S_IFMT,
+  S_IFREG,
+  S_IFDIR,
+  S_IFLNK,
+  DEFAULT_FILE_MODE,
+  DEFAULT_DIR_MODE,
+} from "./fs.js";
+export { KvStore } from "./kv.js";
+export { ToolCalls, type ToolCall, type ToolCallStats } from "./tools.js";
+export { AgentFSError } from "./errors.js";
+export { findEngine, bundledEngine } from "./engine.js";
+export { StdioTransport } from "./stdio.js";
+export { HttpTransport, type HttpOptions } from "./http.js";
+export type { Transport } from "./transport.js";

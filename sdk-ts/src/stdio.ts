@@ -1,0 +1,266 @@
+// The stdio transport: the engine (`agentfs serve --stdio`) as a child
+// process, frames over its stdin/stdout (spec/PROTOCOL.md). Many calls may
+// be in flight; answers are matched by id. When the engine dies every
+// pending call is rejected at once with the reason and the last lines of
+// its stderr. The child and its pipes are unref'd while no call is pending,
+// so an idle agent never keeps Node alive.
+
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { ErrorKind } from "./gen/agentfs/v1/errors_pb.js";
+import type { InfoResponse } from "./gen/agentfs/v1/agent_pb.js";
+import { FrameSchema, type OpenOptionsSchema } from "./gen/agentfs/v1/protocol_pb.js";
+import { AgentFSError, fromProto, kindError } from "./errors.js";
+import { encode, type Transport } from "./transport.js";
+import { callFrame, decodeFrame, decodeResult, encodeFrame, FrameReader, PROTOCOL_VERSION } from "./wire.js";
+
+const CLIENT = "agentfs-sdk-ts/0.7.0";
+const HELLO_ID = 1;
+const STDERR_KEEP = 4096;
+
+interface Pending {
+  resolve(payload: Uint8Array): void;
+  reject(err: Error): void;
+}
+
+export interface StdioOptions {
+  /** Path of the agentfs binary (already resolved). */
+  engine: string;
+  open: MessageInitShape<typeof OpenOptionsSchema>;
+  /** Working directory of the engine (ids resolve to .agentfs/ID.db in it). */
+  cwd?: string;
+  /** Extra environment for the engine. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export class StdioTransport implements Transport {
+  private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  private readonly pending = new Map<number, Pending>();
+  private readonly methods = new Map<string, Buffer>();
+  private nextId = HELLO_ID + 1;
+  private corked = false;
+  private referenced = true;
+  private stderrTail = "";
+  private failure: AgentFSError | undefined;
+  private exited: Promise<void>;
+  private closing: Promise<void> | undefined;
+  /** The engine's description of the open database (from the handshake). */
+  info: InfoResponse | undefined;
+  engineVersion = "";
+
+  private constructor(opts: StdioOptions) {
+    this.child = spawn(opts.engine, ["serve", "--stdio"], {
+      stdio: ["pipe", "pipe", "pipe"],
+      cwd: opts.cwd,
+      env: opts.env ? { ...process.env, ...opts.env } : process.env,
+      windowsHide: true,
+    });
+    const reader = new FrameReader((f) => this.onFrame(f));
+    this.child.stdout.on("data", (chunk: Buffer) => {
+      try {
+        reader.push(chunk);
+      } catch (e) {
+        this.fail(kindError("INTERNAL", `protocol error from the agentfs engine: ${(e as Error).message}`));
+        this.child.kill("SIGKILL");
+      }
+    });
+    this.child.stderr.setEncoding("utf8");
+    this.child.stderr.on("data", (s: string) => {
+      this.stderrTail = (this.stderrTail + s).slice(-STDERR_KEEP);
+    });
+    // A dead engine makes writes fail with EPIPE; the exit handler reports it.
+    this.child.stdin.on("error", () => {});
+    this.exited = new Promise((resolve) => {
+      this.child.on("error", (e) => {
+        this.fail(kindError("UNAVAILABLE", `cannot start the agentfs engine ${opts.engine}: ${e.message}`));
+        resolve();
+      });
+      this.child.on("close", (code, signal) => {
+        const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
+        const tail = this.stderrTail.trim();
+        this.fail(kindError("UNAVAILABLE", `the agentfs engine ${how}` + (tail ? `; its last output: ${tail}` : "")));
+        resolve();
+      });
+    });
+  }
+
+  /** start spawns the engine and completes the handshake. */
+  static async start(opts: StdioOptions): Promise<StdioTransport> {
+    const t = new StdioTransport(opts);
+    const hello = toBinary(
+      FrameSchema,
+      create(FrameSchema, {
+        id: BigInt(HELLO_ID),
+        body: { case: "hello", value: { protocolVersion: PROTOCOL_VERSION, client: CLIENT, open: opts.open } },
+      }),
+    );
+    const welcome = new Promise<Uint8Array>((resolve, reject) => t.pending.set(HELLO_ID, { resolve, reject }));
+    t.ref();
+    t.child.stdin.write(encodeFrame(hello));
+    try {
+      await welcome;
+    } catch (e) {
+      t.child.kill("SIGKILL");
+      throw e;
+    } finally {
+      t.idle();
+    }
+    return t;
+  }
+
+  unary<I extends DescMessage, O extends DescMessage>(procedure: string, input: I, request: MessageInitShape<I>, output: O): Promise<MessageShape<O>> {
+    return this.unaryParts(procedure, [encode(input, request)], output);
+  }
+
+  unaryParts<O extends DescMessage>(procedure: string, payload: readonly Uint8Array[], output: O): Promise<MessageShape<O>> {
+    return this.call(procedure, payload).then((bytes) => fromBinary(output, bytes));
+  }
+
+  /** call sends one Call frame and resolves with the response payload. */
+  call(procedure: string, payload: readonly Uint8Array[]): Promise<Uint8Array> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closing) return Promise.reject(kindError("UNAVAILABLE", "the agent is closed"));
+    let method = this.methods.get(procedure);
+    if (!method) {
+      method = Buffer.from(procedure);
+      this.methods.set(procedure, method);
+    }
+    const id = this.nextId++;
+    if (this.nextId > 0x7fffffff) this.nextId = HELLO_ID + 1;
+    let bufs: Uint8Array[];
+    try {
+      bufs = callFrame(id, method, payload);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const p = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    if (this.pending.size === 1) this.ref();
+    this.write(bufs);
+    return p;
+  }
+
+  // Frames written in the same tick go out together: the first write corks
+  // the pipe and the uncork runs once the current code yields.
+  private write(bufs: Uint8Array[]): void {
+    const stdin = this.child.stdin;
+    if (!this.corked) {
+      this.corked = true;
+      stdin.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        stdin.uncork();
+      });
+    }
+    for (const b of bufs) stdin.write(b);
+  }
+
+  private onFrame(frame: Buffer): void {
+    const r = decodeResult(frame);
+    if (r) {
+      const p = this.pending.get(r.id);
+      if (!p) return; // an answer to a call we stopped waiting for
+      this.pending.delete(r.id);
+      if (this.pending.size === 0) this.idle();
+      if (r.error) p.reject(fromProto(r.error));
+      else p.resolve(r.payload ?? new Uint8Array(0));
+      return;
+    }
+    const f = decodeFrame(frame);
+    const id = Number(f.id);
+    switch (f.body.case) {
+      case "welcome": {
+        this.info = f.body.value.info;
+        this.engineVersion = f.body.value.engineVersion;
+        const p = this.pending.get(id);
+        if (p) {
+          this.pending.delete(id);
+          p.resolve(new Uint8Array(0));
+        }
+        return;
+      }
+      case "call": // the engine calls the host (sandbox bindings): none served here
+        this.sendFrame({
+          id: f.id,
+          body: {
+            case: "result",
+            value: { error: { kind: ErrorKind.UNIMPLEMENTED, message: `the TypeScript SDK serves no ${f.body.value.method}` } },
+          },
+        });
+        return;
+      case "ping":
+        this.sendFrame({ id: f.id, body: { case: "pong", value: {} } });
+        return;
+      default:
+        return;
+    }
+  }
+
+  private sendFrame(init: MessageInitShape<typeof FrameSchema>): void {
+    this.write([encodeFrame(toBinary(FrameSchema, create(FrameSchema, init)))]);
+  }
+
+  // While calls are pending the pipes keep Node alive; when none are, an
+  // idle engine must not.
+  private ref(): void {
+    if (this.referenced) return;
+    this.referenced = true;
+    this.child.ref();
+    (this.child.stdout as unknown as { ref?(): void }).ref?.();
+  }
+
+  private idle(): void {
+    if (!this.referenced || this.pending.size > 0) return;
+    this.referenced = false;
+    this.child.unref();
+    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr] as unknown as { unref?(): void }[]) s.unref?.();
+  }
+
+  private fail(err: AgentFSError): void {
+    if (!this.failure) this.failure = err;
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of pending) p.reject(this.failure);
+  }
+
+  /**
+   * close asks the engine to finish the calls in flight, close the database
+   * and exit, and waits for it (killing it after timeoutMs).
+   */
+  close(timeoutMs = 10000): Promise<void> {
+    if (!this.closing) this.closing = this.shutdown(timeoutMs);
+    return this.closing;
+  }
+
+  private async shutdown(timeoutMs: number): Promise<void> {
+    if (!this.failure) {
+      const id = this.nextId++;
+      const done = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+      this.ref();
+      this.sendFrame({ id: BigInt(id), body: { case: "shutdown", value: {} } });
+      this.child.stdin.end();
+      const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
+      try {
+        await Promise.race([done, this.exited]);
+      } catch {
+        // The engine exited before answering: the exit handler reported it.
+      }
+      await this.exited;
+      clearTimeout(timer);
+    } else {
+      this.child.stdin.destroy();
+      await this.exited;
+    }
+    this.failure = kindError("UNAVAILABLE", "the agent is closed");
+  }
+
+  /** kill stops the engine at once (tests use it to simulate a crash). */
+  kill(signal: NodeJS.Signals = "SIGKILL"): void {
+    this.child.kill(signal);
+  }
+
+  /** The engine's process id. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+}

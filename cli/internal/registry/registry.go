@@ -161,5 +161,9 @@ func startTime(pid int) (uint64, error) {
 	if len(f) < 20 {
 		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
+	if f[0] == "Z" || f[0] == "X" {
+		// Dead, not yet reaped by its parent.
+		return 0, fs.ErrNotExist
+	}
 	return strconv.ParseUint(f[19], 10, 64)
 }

@@ -189,7 +189,6 @@ func valueProto(v any) *v1.Value {
 	}
 }
 
-
 func (s *Service) Fsck(ctx context.Context, r *v1.FsckRequest) (*v1.FsckResponse, error) {
 	sess, err := sessionFrom(ctx)
 	if err != nil {

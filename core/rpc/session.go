@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/agentfs-go/agentfs/core"
-	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1rpc"
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
+	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1rpc"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
 

@@ -361,7 +361,9 @@ func TestStdioProtocolFrames(t *testing.T) {
 	if f := <-ch; f.GetPong() == nil {
 		t.Errorf("ping answered %v", f)
 	}
-	_, ch = c.send(func(id uint64) *v1.Frame { return &v1.Frame{Id: id, Body: &v1.Frame_Shutdown{Shutdown: &v1.Shutdown{}}} })
+	_, ch = c.send(func(id uint64) *v1.Frame {
+		return &v1.Frame{Id: id, Body: &v1.Frame_Shutdown{Shutdown: &v1.Shutdown{}}}
+	})
 	if f := <-ch; f.GetResult() == nil || f.GetResult().GetError() != nil {
 		t.Errorf("shutdown answered %v", f)
 	}

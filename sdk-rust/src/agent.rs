@@ -1,0 +1,194 @@
+//! Opening an agent: [`Options`], [`AgentFS`].
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::clients::{AgentServiceClient, FilesystemServiceClient, KvServiceClient, ToolsServiceClient};
+use crate::transport::stdio::{Stdio, StdioConfig};
+use crate::transport::Transport;
+use crate::{engine, pb, Fs, Kv, Tools};
+
+/// What to open and how to reach the engine.
+///
+/// Locally (the default), the engine runs as a child process (`agentfs
+/// serve --stdio`) and opens `id` (`.agentfs/ID.db` under `dir`) or `path`,
+/// or, with neither, a temporary database removed at close. With `url`, the
+/// calls go to an `agentfs serve http` server instead, to the agent `id`.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Agent id: `.agentfs/ID.db` locally, the agent's name on a server.
+    pub id: Option<String>,
+    /// Database file (local only).
+    pub path: Option<PathBuf>,
+    /// The agentfs binary; else AGENTFS_BIN, a bundled binary, PATH
+    /// (see [`crate::find_engine`]).
+    pub engine: Option<PathBuf>,
+    /// Working directory of the engine (where `.agentfs/` is); default the
+    /// current directory.
+    pub dir: Option<PathBuf>,
+    /// Fail instead of creating a missing database (or server agent).
+    pub no_create: bool,
+    pub read_only: bool,
+    /// Chunk size of a new database; `None` is the engine's default (4096).
+    pub chunk_size: Option<i64>,
+    /// `"normal"` (default) or `"full"` (fsync each commit).
+    pub durability: Option<String>,
+    /// Base URL of an `agentfs serve http` server, e.g. `http://127.0.0.1:7777`.
+    pub url: Option<String>,
+    /// Bearer token for the server.
+    pub token: Option<String>,
+}
+
+impl Options {
+    /// The agent `id` (`.agentfs/ID.db`).
+    pub fn id(id: impl Into<String>) -> Options {
+        Options { id: Some(id.into()), ..Default::default() }
+    }
+
+    /// The database file at `path`.
+    pub fn path(path: impl Into<PathBuf>) -> Options {
+        Options { path: Some(path.into()), ..Default::default() }
+    }
+
+    /// The agent `id` on the server at `url`.
+    pub fn http(url: impl Into<String>, id: impl Into<String>) -> Options {
+        Options { url: Some(url.into()), id: Some(id.into()), ..Default::default() }
+    }
+}
+
+/// The generated clients over one transport, shared by every handle of an
+/// agent.
+pub(crate) struct Clients {
+    pub(crate) t: Arc<dyn Transport>,
+    pub(crate) fs: FilesystemServiceClient,
+    pub(crate) kv: KvServiceClient,
+    pub(crate) tools: ToolsServiceClient,
+    pub(crate) agent: AgentServiceClient,
+}
+
+impl Clients {
+    fn new(t: Arc<dyn Transport>) -> Clients {
+        Clients {
+            fs: FilesystemServiceClient::new(Arc::clone(&t)),
+            kv: KvServiceClient::new(Arc::clone(&t)),
+            tools: ToolsServiceClient::new(Arc::clone(&t)),
+            agent: AgentServiceClient::new(Arc::clone(&t)),
+            t,
+        }
+    }
+}
+
+/// Connects as `opts` say (blocking: starts the engine or checks the
+/// server).
+pub(crate) fn connect(opts: &Options) -> io::Result<Arc<Clients>> {
+    if let Some(url) = &opts.url {
+        return connect_http(opts, url);
+    }
+    if opts.id.is_some() && opts.path.is_some() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "agentfs: set Options::id or Options::path, not both"));
+    }
+    let engine = engine::find_engine(opts.engine.as_deref())?;
+    let open = pb::OpenOptions {
+        id: opts.id.clone().unwrap_or_default(),
+        path: opts.path.as_ref().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
+        no_create: opts.no_create,
+        read_only: opts.read_only,
+        chunk_size: opts.chunk_size.unwrap_or(0),
+        durability: opts.durability.clone().unwrap_or_default(),
+    };
+    let t = Stdio::start(StdioConfig { engine, open, dir: opts.dir.clone() })?;
+    Ok(Arc::new(Clients::new(Arc::new(t))))
+}
+
+#[cfg(feature = "http")]
+fn connect_http(opts: &Options, url: &str) -> io::Result<Arc<Clients>> {
+    use crate::transport::http::{Http, HttpConfig};
+    let Some(id) = opts.id.clone() else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "agentfs: Options::url needs Options::id (the agent)"));
+    };
+    if opts.path.is_some() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "agentfs: Options::path is local; use Options::id with a server"));
+    }
+    let t: Arc<dyn Transport> = Arc::new(Http::new(HttpConfig { url: url.into(), token: opts.token.clone(), agent: id.clone() }));
+    let c = Clients::new(t);
+    if opts.no_create {
+        c.agent.info(&pb::InfoRequest {})?;
+    } else {
+        c.agent.create_agent(&pb::CreateAgentRequest { id, chunk_size: opts.chunk_size.unwrap_or(0), exist_ok: true })?;
+    }
+    Ok(Arc::new(c))
+}
+
+#[cfg(not(feature = "http"))]
+fn connect_http(_: &Options, _: &str) -> io::Result<Arc<Clients>> {
+    Err(io::Error::new(io::ErrorKind::Unsupported, "agentfs: built without the \"http\" feature"))
+}
+
+/// An open agent: its filesystem, key-value store and tool-call log
+/// (blocking API; see [`crate::aio`] for async).
+///
+/// ```no_run
+/// let agent = agentfs::AgentFS::open(agentfs::Options::id("demo"))?;
+/// agent.fs().write_file("/notes.txt", "hello")?;
+/// assert_eq!(agent.fs().read_file("/notes.txt")?, b"hello");
+/// agent.kv().set("step", &3)?;
+/// agent.close()?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub struct AgentFS {
+    c: Arc<Clients>,
+}
+
+impl AgentFS {
+    /// Opens the agent `opts` names (starting the engine, or reaching the
+    /// server).
+    pub fn open(opts: Options) -> io::Result<AgentFS> {
+        Ok(AgentFS { c: connect(&opts)? })
+    }
+
+    pub fn fs(&self) -> Fs {
+        Fs { c: Arc::clone(&self.c) }
+    }
+
+    pub fn kv(&self) -> Kv {
+        Kv { c: Arc::clone(&self.c) }
+    }
+
+    pub fn tools(&self) -> Tools {
+        Tools { c: Arc::clone(&self.c) }
+    }
+
+    /// What is open: id, database path, schema and engine versions.
+    pub fn info(&self) -> io::Result<pb::InfoResponse> {
+        self.c.agent.info(&pb::InfoRequest {})
+    }
+
+    /// The transport, for the generated clients of what the idiomatic API
+    /// does not cover (snapshots, SQL queries, the sandbox...):
+    /// `agentfs::clients::AgentServiceClient::new(agent.transport())`.
+    pub fn transport(&self) -> Arc<dyn Transport> {
+        Arc::clone(&self.c.t)
+    }
+
+    /// The engine's process id (stdio transport).
+    pub fn engine_pid(&self) -> Option<u32> {
+        self.c.t.engine_pid()
+    }
+
+    /// Lets the calls in flight finish, closes the database and stops the
+    /// engine. Dropping the last handle does the same without reporting.
+    pub fn close(self) -> io::Result<()> {
+        self.c.t.close()
+    }
+
+    #[cfg(feature = "tokio")]
+    pub(crate) fn from_clients(c: Arc<Clients>) -> AgentFS {
+        AgentFS { c }
+    }
+
+    #[cfg(feature = "tokio")]
+    pub(crate) fn clients(&self) -> &Arc<Clients> {
+        &self.c
+    }
+}

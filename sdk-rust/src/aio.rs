@@ -1,0 +1,200 @@
+//! The async API (feature `tokio`): the same operations as the blocking
+//! API, as `async fn`s.
+//!
+//! Over stdio, a call writes its frame and then awaits the answer without
+//! occupying a thread (the reader thread wakes the task); dropping a future
+//! before its answer cancels the call in the engine. Over HTTP each call
+//! runs on tokio's blocking pool. Starting the engine (`AgentFS::open`)
+//! runs on the blocking pool too. Needs a tokio runtime.
+
+use std::io;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::agent::{self, Clients};
+use crate::fs::{to_ns, OpenOptions};
+use crate::pb;
+use crate::{DirEntry, KvEntry, Metadata, Options, RemoveOptions, Statfs, ToolCall, ToolQuery, ToolRecord, ToolStats};
+use crate::WriteOptions;
+
+/// An open agent (async). Cheap handles from [`AgentFS::fs`], `kv`,
+/// `tools` share the connection.
+pub struct AgentFS {
+    c: Arc<Clients>,
+}
+
+impl AgentFS {
+    /// Opens the agent `opts` names.
+    pub async fn open(opts: Options) -> io::Result<AgentFS> {
+        let c = tokio::task::spawn_blocking(move || agent::connect(&opts))
+            .await
+            .map_err(io::Error::other)??;
+        Ok(AgentFS { c })
+    }
+
+    pub fn fs(&self) -> Fs {
+        Fs { c: Arc::clone(&self.c) }
+    }
+
+    pub fn kv(&self) -> Kv {
+        Kv { c: Arc::clone(&self.c) }
+    }
+
+    pub fn tools(&self) -> Tools {
+        Tools { c: Arc::clone(&self.c) }
+    }
+
+    pub async fn info(&self) -> io::Result<pb::InfoResponse> {
+        self.c.agent.info_async(&pb::InfoRequest {}).await
+    }
+
+    /// The blocking API over the same connection.
+    pub fn blocking(&self) -> crate::AgentFS {
+        crate::AgentFS::from_clients(Arc::clone(&self.c))
+    }
+
+    pub fn transport(&self) -> Arc<dyn crate::transport::Transport> {
+        Arc::clone(&self.c.t)
+    }
+
+    pub fn engine_pid(&self) -> Option<u32> {
+        self.c.t.engine_pid()
+    }
+
+    /// Finishes the calls in flight and stops the engine.
+    pub async fn close(self) -> io::Result<()> {
+        let c = self.c;
+        tokio::task::spawn_blocking(move || c.t.close()).await.map_err(io::Error::other)?
+    }
+}
+
+impl From<crate::AgentFS> for AgentFS {
+    /// The async API over a connection opened with the blocking one.
+    fn from(a: crate::AgentFS) -> AgentFS {
+        AgentFS { c: Arc::clone(a.clients()) }
+    }
+}
+
+/// The agent's filesystem (async); see [`crate::Fs`].
+#[derive(Clone)]
+pub struct Fs {
+    c: Arc<Clients>,
+}
+
+impl Fs {
+    fs_ops!(gen_async);
+
+    /// Whether `path` exists (following symlinks).
+    pub async fn exists(&self, path: impl AsRef<str>) -> io::Result<bool> {
+        match self.access(path, 0).await {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Opens a file for reading.
+    pub async fn open(&self, path: impl AsRef<str>) -> io::Result<File> {
+        self.open_with(path, OpenOptions::new().read(true)).await
+    }
+
+    /// Creates (or truncates) a file and opens it for writing.
+    pub async fn create(&self, path: impl AsRef<str>) -> io::Result<File> {
+        self.open_with(path, OpenOptions::new().write(true).create(true).truncate(true)).await
+    }
+
+    pub async fn open_with(&self, path: impl AsRef<str>, opts: &OpenOptions) -> io::Result<File> {
+        let r = self.c.fs.open_async(&opts.to_pb(path.as_ref())).await?;
+        Ok(File { c: Arc::clone(&self.c), handle: r.handle, open: true })
+    }
+}
+
+/// An open file (async): positional reads and writes. Closed on drop (a
+/// blocking Close from the dropping thread) or by [`File::close`].
+pub struct File {
+    c: Arc<Clients>,
+    handle: u64,
+    open: bool,
+}
+
+impl File {
+    pub async fn pread(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let req = pb::PreadRequest { handle: self.handle, offset: offset as i64, size: len as i64 };
+        Ok(self.c.fs.pread_async(&req).await?.data)
+    }
+
+    pub async fn pwrite(&self, offset: u64, data: &[u8]) -> io::Result<usize> {
+        let req = pb::PwriteRequest { handle: self.handle, offset: offset as i64, data: data.to_vec() };
+        Ok(self.c.fs.pwrite_async(&req).await?.written as usize)
+    }
+
+    pub async fn fsync(&self) -> io::Result<()> {
+        self.c.fs.fsync_async(&pb::FsyncRequest { handle: self.handle }).await.map(|_| ())
+    }
+
+    pub async fn metadata(&self) -> io::Result<Metadata> {
+        Ok(Metadata::from_pb(self.c.fs.fstat_async(&pb::FstatRequest { handle: self.handle }).await?.stat))
+    }
+
+    pub async fn set_len(&self, size: u64) -> io::Result<()> {
+        self.c.fs.ftruncate_async(&pb::FtruncateRequest { handle: self.handle, size: size as i64 }).await.map(|_| ())
+    }
+
+    pub async fn close(mut self) -> io::Result<()> {
+        self.open = false;
+        self.c.fs.close_async(&pb::CloseRequest { handle: self.handle }).await.map(|_| ())
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        if self.open {
+            // Fire and forget: the answer is not awaited.
+            let c = Arc::clone(&self.c);
+            let req = pb::CloseRequest { handle: self.handle };
+            match tokio::runtime::Handle::try_current() {
+                Ok(h) => {
+                    h.spawn(async move {
+                        let _ = c.fs.close_async(&req).await;
+                    });
+                }
+                Err(_) => {
+                    let _ = c.fs.close(&req);
+                }
+            }
+        }
+    }
+}
+
+/// The key-value store (async); see [`crate::Kv`].
+#[derive(Clone)]
+pub struct Kv {
+    c: Arc<Clients>,
+}
+
+impl Kv {
+    kv_ops!(gen_async);
+
+    pub async fn set<T: Serialize + ?Sized>(&self, key: impl AsRef<str>, value: &T) -> io::Result<()> {
+        let req = crate::kv::set_request(key.as_ref(), value)?;
+        self.c.kv.kv_set_async(&req).await.map(|_| ())
+    }
+
+    pub async fn get<T: DeserializeOwned>(&self, key: impl AsRef<str>) -> io::Result<Option<T>> {
+        let key = key.as_ref();
+        let r = self.c.kv.kv_get_async(&pb::KvGetRequest { key: key.into() }).await?;
+        crate::kv::decode_get(key, r)
+    }
+}
+
+/// The tool-call log (async); see [`crate::Tools`].
+#[derive(Clone)]
+pub struct Tools {
+    c: Arc<Clients>,
+}
+
+impl Tools {
+    tools_ops!(gen_async);
+}

@@ -1,0 +1,196 @@
+//! The HTTP transport: Connect's unary protocol against `agentfs serve
+//! http` (spec/PROTOCOL.md): `POST {base}{procedure}` with the serialized
+//! request as `application/proto`, a bearer token when given, and the
+//! agent's id in `Agentfs-Agent`. Failures come back as a JSON body whose
+//! `agentfs.v1.Error` detail carries the errno and path.
+
+use std::io;
+
+use prost::Message;
+
+use super::Transport;
+use crate::error;
+use crate::pb;
+
+/// Where and as whom to call.
+#[derive(Debug, Clone, Default)]
+pub struct HttpConfig {
+    /// Server base URL, e.g. `http://127.0.0.1:7777`.
+    pub url: String,
+    /// Bearer token (required by servers not bound to loopback).
+    pub token: Option<String>,
+    /// Agent id sent as `Agentfs-Agent`.
+    pub agent: String,
+}
+
+/// A Connect client of one agent on an `agentfs serve http` server.
+pub struct Http {
+    agent: ureq::Agent,
+    base: String,
+    auth: Option<String>,
+    agent_id: String,
+}
+
+impl Http {
+    /// A client; no request is made until the first call.
+    pub fn new(cfg: HttpConfig) -> Http {
+        let agent = ureq::Agent::config_builder().http_status_as_error(false).build().new_agent();
+        Http {
+            agent,
+            base: cfg.url.trim_end_matches('/').to_string(),
+            auth: cfg.token.filter(|t| !t.is_empty()).map(|t| format!("Bearer {t}")),
+            agent_id: cfg.agent,
+        }
+    }
+}
+
+impl Transport for Http {
+    fn call(&self, procedure: &'static str, payload: Vec<u8>) -> io::Result<Vec<u8>> {
+        let url = format!("{}{procedure}", self.base);
+        let mut req = self
+            .agent
+            .post(&url)
+            .header("Content-Type", "application/proto")
+            .header("Connect-Protocol-Version", "1");
+        if let Some(a) = &self.auth {
+            req = req.header("Authorization", a);
+        }
+        if !self.agent_id.is_empty() {
+            req = req.header("Agentfs-Agent", &self.agent_id);
+        }
+        let mut resp = req.send(&payload[..]).map_err(|e| unavailable(&url, e))?;
+        let status = resp.status().as_u16();
+        let body = resp.body_mut().with_config().limit(u64::MAX).read_to_vec().map_err(|e| unavailable(&url, e))?;
+        if status == 200 {
+            return Ok(body);
+        }
+        Err(connect_error(procedure, status, &body))
+    }
+
+    fn close(&self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn unavailable(url: &str, e: ureq::Error) -> io::Error {
+    let e = e.into_io();
+    io::Error::new(e.kind(), format!("POST {url}: {e}"))
+}
+
+/// Turns a Connect error response into an io::Error: the agentfs.v1.Error
+/// detail when present (errno, path), else the Connect code.
+fn connect_error(procedure: &str, status: u16, body: &[u8]) -> io::Error {
+    let v: serde_json::Value = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
+    if let Some(details) = v.get("details").and_then(|d| d.as_array()) {
+        for d in details {
+            let ty = d.get("type").and_then(|t| t.as_str()).unwrap_or("");
+            if ty != "agentfs.v1.Error" {
+                continue;
+            }
+            let raw = d.get("value").and_then(|t| t.as_str()).and_then(base64_decode);
+            if let Some(e) = raw.and_then(|b| pb::Error::decode(&b[..]).ok()) {
+                return error::from_pb(e);
+            }
+        }
+    }
+    let code = v.get("code").and_then(|c| c.as_str()).unwrap_or("");
+    let msg = v.get("message").and_then(|c| c.as_str()).unwrap_or("");
+    let kind = match code {
+        "invalid_argument" | "out_of_range" => pb::ErrorKind::InvalidArgument,
+        "not_found" => pb::ErrorKind::NotFound,
+        "already_exists" => pb::ErrorKind::AlreadyExists,
+        "permission_denied" | "unauthenticated" => pb::ErrorKind::PermissionDenied,
+        "failed_precondition" => pb::ErrorKind::FailedPrecondition,
+        "canceled" => pb::ErrorKind::Canceled,
+        "unimplemented" => pb::ErrorKind::Unimplemented,
+        "resource_exhausted" => pb::ErrorKind::ResourceExhausted,
+        "unavailable" => pb::ErrorKind::Unavailable,
+        _ => match status {
+            401 | 403 => pb::ErrorKind::PermissionDenied,
+            404 => pb::ErrorKind::Unimplemented,
+            413 => pb::ErrorKind::ResourceExhausted,
+            _ => pb::ErrorKind::Internal,
+        },
+    };
+    let text = if code.is_empty() {
+        format!("{procedure}: HTTP {status}: {}", String::from_utf8_lossy(body).trim())
+    } else {
+        format!("{procedure}: {code}: {msg}")
+    };
+    error::other(kind, text)
+}
+
+/// Decodes standard or URL-safe base64, padded or not (Connect sends it
+/// unpadded).
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => break,
+            _ => return None,
+        };
+        acc = (acc << 6) | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64() {
+        assert_eq!(base64_decode("aGVsbG8").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("/+8").unwrap(), [0xff, 0xef]);
+        assert_eq!(base64_decode("_-8").unwrap(), [0xff, 0xef]);
+        assert!(base64_decode("a*b").is_none());
+    }
+
+    #[test]
+    fn connect_errors() {
+        let detail = pb::Error {
+            code: "ENOENT".into(),
+            errno: 2,
+            syscall: "stat".into(),
+            path: "/nope".into(),
+            kind: pb::ErrorKind::Errno as i32,
+            ..Default::default()
+        }
+        .encode_to_vec();
+        let b64: String = {
+            // Encode with the standard alphabet, unpadded, as Connect does.
+            const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            let mut s = String::new();
+            for ch in detail.chunks(3) {
+                let n = ch.iter().enumerate().fold(0u32, |a, (i, b)| a | (*b as u32) << (16 - 8 * i));
+                for i in 0..=ch.len() {
+                    s.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+                }
+            }
+            s
+        };
+        let body = format!(
+            r#"{{"code":"not_found","message":"x","details":[{{"type":"agentfs.v1.Error","value":"{b64}"}}]}}"#
+        );
+        let e = connect_error("/p", 404, body.as_bytes());
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert_eq!(crate::ErrorExt::errno(&e), Some(2));
+        assert_eq!(e.to_string(), "ENOENT: no such file or directory, stat '/nope'");
+
+        let e = connect_error("/p", 401, br#"{"code":"unauthenticated","message":"missing bearer token"}"#);
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+        assert!(e.to_string().contains("unauthenticated"), "{e}");
+    }
+}

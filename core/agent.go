@@ -169,13 +169,12 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 		if _, err := os.Stat(a.Info.OverlayBase); err != nil {
 			return fmt.Errorf("open %s: %w: base directory: %w", a.DB.Path(), ErrOverlay, err)
 		}
-		// A delta made by another tool lacks this project's table.
-		return a.DB.Write(ctx, func(c *store.Conn) error {
-			if ok, err := vfs.HasOverlayTable(c); err != nil || ok {
-				return err
-			}
-			return vfs.EnsureOverlayRoot(c, a.Info.OverlayBase)
-		})
+		// A delta made by another tool lacks this project's records.
+		var ok bool
+		if err := a.DB.Do(ctx, func(c *store.Conn) (err error) { ok, err = vfs.HasOverlayRoot(c); return err }); err != nil || ok {
+			return err
+		}
+		return a.DB.Write(ctx, func(c *store.Conn) error { return vfs.EnsureOverlayRoot(c, a.Info.OverlayBase) })
 	}
 	return nil
 }

@@ -93,6 +93,10 @@ func fsckRules(chunkSize int) []rule {
 		{name: "xattr-owner", query: `SELECT x.ino, 'extended attribute ' || x.name || ' of missing inode ' || x.ino
 			FROM fs_xattr x LEFT JOIN fs_inode i ON i.ino = x.ino WHERE i.ino IS NULL`,
 			repair: []string{`DELETE FROM fs_xattr WHERE ino NOT IN (SELECT ino FROM fs_inode)`}},
+		{name: "overlay-inode-owner", query: `SELECT o.ino, 'overlay record of missing inode ' || o.ino
+			FROM agentfs_overlay_inode o LEFT JOIN fs_inode i ON i.ino = o.ino WHERE i.ino IS NULL`,
+			repair: []string{`DELETE FROM agentfs_overlay_inode WHERE ino NOT IN (SELECT ino FROM fs_inode)`,
+				`DELETE FROM fs_origin WHERE delta_ino NOT IN (SELECT ino FROM fs_inode)`}},
 		{name: "unreachable", query: `WITH RECURSIVE reach(ino) AS (SELECT 1 UNION SELECT d.ino FROM fs_dentry d JOIN reach r ON d.parent_ino = r.ino)
 			SELECT d.id, 'entry ' || d.name || ' (inode ' || d.ino || ') is not reachable from the root (directory cycle?)'
 			FROM fs_dentry d WHERE d.parent_ino NOT IN (SELECT ino FROM reach)`},

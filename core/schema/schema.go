@@ -23,7 +23,8 @@ const AgentFSVersion = "0.4"
 
 // FormatVersion is this project's own schema version, kept in
 // agentfs_meta.format_version. It counts changes to the extension tables.
-const FormatVersion = 1
+// 2 added agentfs_overlay_inode.
+const FormatVersion = 2
 
 // DefaultChunkSize is the size of the fs_data chunks of a new database.
 const DefaultChunkSize = 4096
@@ -143,7 +144,22 @@ var extensions = []string{
         created_at INTEGER NOT NULL,
         size INTEGER NOT NULL
       )`,
+	OverlayInodeSchema,
 }
+
+// OverlayInodeSchema is the table of the delta inodes of an overlay that
+// stand for base entries (format 2; empty unless the database is an
+// overlay): their base path, what the base file was at copy-up, and the
+// range of bytes still read from it. See spec/SPEC.md §4.5.
+const OverlayInodeSchema = `CREATE TABLE IF NOT EXISTS agentfs_overlay_inode (
+        ino INTEGER PRIMARY KEY,
+        path TEXT NOT NULL,
+        base_ino INTEGER NOT NULL,
+        base_size INTEGER NOT NULL,
+        base_mtime_ns INTEGER NOT NULL,
+        extent INTEGER NOT NULL DEFAULT 0,
+        complete INTEGER NOT NULL DEFAULT 0
+      )`
 
 // Info describes what a database file holds.
 type Info struct {
@@ -353,7 +369,7 @@ func Plan(info Info) ([]Step, error) {
 	}
 	if info.FormatVersion < FormatVersion || len(steps) > 0 {
 		steps = append(steps, Step{From: fmt.Sprintf("agentfs-go format %d", info.FormatVersion), To: fmt.Sprintf("agentfs-go format %d", FormatVersion),
-			Description: "create missing tables (overlay, extended attributes, snapshots, metadata) and record the versions",
+			Description: "create missing tables (overlay, overlay inodes, extended attributes, snapshots, metadata) and record the versions",
 			run: func(c *store.Conn) error {
 				for _, q := range append(append([]string{}, base...), extensions...) {
 					if _, err := c.Exec(q); err != nil {

@@ -42,17 +42,6 @@ import (
 // OverlayTable is this project's extension table of overlay inodes.
 const OverlayTable = "agentfs_overlay_inode"
 
-// OverlaySchema creates OverlayTable. It is created in overlay databases
-// only.
-const OverlaySchema = `CREATE TABLE IF NOT EXISTS agentfs_overlay_inode (
-        ino INTEGER PRIMARY KEY,
-        path TEXT NOT NULL,
-        base_ino INTEGER NOT NULL,
-        base_size INTEGER NOT NULL,
-        base_mtime_ns INTEGER NOT NULL,
-        extent INTEGER NOT NULL DEFAULT 0,
-        complete INTEGER NOT NULL DEFAULT 0
-      )`
 
 // errNeedWrite stops a read that must copy a base entry up; f.read runs
 // it again in a write transaction.
@@ -359,8 +348,16 @@ func (f *FS) ovRemoving(c *store.Conn, parent int64, name string) error {
 		return nil
 	}
 	f.dirty()
-	_, err = c.Exec("INSERT OR IGNORE INTO fs_whiteout (path, parent_path, created_at) VALUES (CAST(? AS TEXT), CAST(? AS TEXT), ?)",
-		[]byte(bp), []byte(n.path), time.Now().Unix())
+	if _, err := c.Exec("INSERT OR IGNORE INTO fs_whiteout (path, parent_path, created_at) VALUES (CAST(? AS TEXT), CAST(? AS TEXT), ?)",
+		[]byte(bp), []byte(n.path), time.Now().Unix()); err != nil {
+		return err
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+		// The whiteout of a directory hides everything below it: the
+		// whiteouts of its entries (an rm -rf leaves one per file) are
+		// redundant now. '0' follows '/' in byte order.
+		_, err = c.Exec("DELETE FROM fs_whiteout WHERE path > CAST(? AS TEXT) AND path < CAST(? AS TEXT)", []byte(bp+"/"), []byte(bp+"0"))
+	}
 	return err
 }
 
@@ -541,9 +538,6 @@ func InitOverlay(c *store.Conn, base string) error {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 		return &os.PathError{Op: "overlay base", Path: base, Err: syscall.ENOTDIR}
 	}
-	if _, err := c.Exec(OverlaySchema); err != nil {
-		return err
-	}
 	if _, err := c.Exec("INSERT OR REPLACE INTO fs_overlay_config (key, value) VALUES ('base_path', CAST(? AS TEXT))", []byte(base)); err != nil {
 		return err
 	}
@@ -554,12 +548,9 @@ func InitOverlay(c *store.Conn, base string) error {
 	return EnsureOverlayRoot(c, base)
 }
 
-// EnsureOverlayRoot creates the extension table and the root's record of
-// an overlay database that lacks them (one made by another tool).
+// EnsureOverlayRoot creates the root's record of an overlay database that
+// lacks it (one made by another tool).
 func EnsureOverlayRoot(c *store.Conn, base string) error {
-	if _, err := c.Exec(OverlaySchema); err != nil {
-		return err
-	}
 	var st syscall.Stat_t
 	if err := syscall.Stat(base, &st); err != nil {
 		return &os.PathError{Op: "overlay base", Path: base, Err: err}
@@ -572,10 +563,10 @@ func EnsureOverlayRoot(c *store.Conn, base string) error {
 	return err
 }
 
-// HasOverlayTable reports whether the extension table exists.
-func HasOverlayTable(c *store.Conn) (bool, error) {
+// HasOverlayRoot reports whether the root has its overlay record.
+func HasOverlayRoot(c *store.Conn) (bool, error) {
 	var n int
-	err := c.QueryRow("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", OverlayTable).Scan(&n)
+	err := c.QueryRow("SELECT COUNT(*) FROM "+OverlayTable+" WHERE ino = ?", schema.RootIno).Scan(&n)
 	return n > 0, err
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentfs-go/agentfs/core"
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
+	"github.com/agentfs-go/agentfs/core/toolcalls"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
@@ -72,6 +73,8 @@ func ToProto(err error) *v1.Error {
 	case errors.Is(err, context.Canceled):
 		out.Kind = v1.ErrorKind_ERROR_KIND_CANCELED
 	case errors.Is(err, core.ErrNeedsMigration), errors.Is(err, core.ErrNotAgentFS), errors.Is(err, core.ErrOverlay):
+		out.Kind = v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION
+	case errors.Is(err, toolcalls.ErrFinished):
 		out.Kind = v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION
 	case errors.Is(err, core.ErrSnapshotNotFound):
 		out.Kind = v1.ErrorKind_ERROR_KIND_NOT_FOUND

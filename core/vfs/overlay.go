@@ -135,6 +135,17 @@ func (f *FS) ovLookup(c *store.Conn, parent int64, name string) (int64, error) {
 	if !f.inWrite {
 		return 0, errNeedWrite
 	}
+	if smallDir(f.ov.host(n.path)) {
+		// Whoever looks up one name of a directory tends to look up its
+		// neighbours (git status, make, ls -l): bring a small directory
+		// up whole, in one transaction instead of one per name.
+		if err := f.ovPopulate(c, parent); err != nil {
+			return 0, err
+		}
+		if ino, ok := f.dentries[dentryKey{parent, name}]; ok && ino != 0 {
+			return ino, nil
+		}
+	}
 	inos, err := f.copyUp(c, parent, []baseEntry{{name: name, path: bp, st: st}})
 	if err != nil {
 		return 0, err
@@ -311,6 +322,22 @@ func (f *FS) ovPopulate(c *store.Conn, dir int64) error {
 	}
 	n.complete = true
 	return nil
+}
+
+// smallDirEntries is the size up to which a lookup copies a whole base
+// directory up.
+const smallDirEntries = 1024
+
+// smallDir reports whether the host directory has at most
+// smallDirEntries entries.
+func smallDir(dir string) bool {
+	d, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(smallDirEntries + 1)
+	return (err == nil || err == io.EOF) && len(names) <= smallDirEntries
 }
 
 func readDirNames(dir string) ([]string, error) {

@@ -1,0 +1,81 @@
+"""AgentFS for Python: an agent's filesystem, key-value store and tool-call
+log in one SQLite file, served by the agentfs engine.
+
+    from agentfs import AgentFS
+
+    with AgentFS.open(id="my-agent") as agent:
+        agent.fs.write_file("/notes/today.md", "# hello")
+        print(agent.fs.read_file("/notes/today.md"))
+        agent.kv.set("config", {"model": "x"})
+
+The asyncio API is agentfs.aio; an fsspec filesystem answers agentfs:// URLs
+(agentfs.fsspec). Filesystem failures raise the built-in OSError subclasses
+(FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
+PermissionError, ...) with errno and filename set.
+"""
+
+from ._connect import __version__
+from ._engine import find_engine
+from ._errors import (
+    AgentFSError,
+    AlreadyExistsError,
+    CanceledError,
+    EngineNotFoundError,
+    EngineUnavailableError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    PermissionDeniedError,
+    ResourceExhaustedError,
+    UnimplementedError,
+)
+from ._http import HttpTransport
+from ._stdio import StdioTransport
+from ._sync import AgentFS, File, Filesystem, KvStore, ToolCalls
+from ._types import (
+    S_IFDIR,
+    S_IFLNK,
+    S_IFMT,
+    S_IFREG,
+    AgentFSOptions,
+    DirEntry,
+    Info,
+    StatFs,
+    Stats,
+    ToolCall,
+    ToolCallStats,
+)
+
+__all__ = [
+    "AgentFS",
+    "AgentFSOptions",
+    "AgentFSError",
+    "AlreadyExistsError",
+    "CanceledError",
+    "DirEntry",
+    "EngineNotFoundError",
+    "EngineUnavailableError",
+    "FailedPreconditionError",
+    "File",
+    "Filesystem",
+    "HttpTransport",
+    "Info",
+    "InvalidArgumentError",
+    "KvStore",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "ResourceExhaustedError",
+    "S_IFDIR",
+    "S_IFLNK",
+    "S_IFMT",
+    "S_IFREG",
+    "StatFs",
+    "Stats",
+    "StdioTransport",
+    "ToolCall",
+    "ToolCallStats",
+    "ToolCalls",
+    "UnimplementedError",
+    "__version__",
+    "find_engine",
+]

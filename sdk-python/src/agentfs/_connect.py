@@ -1,0 +1,79 @@
+"""Opening an agent: which transport, what to open, the engine's answer.
+Shared by the synchronous API and agentfs.aio."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from . import _ops
+from ._errors import InvalidArgumentError
+from ._http import HttpTransport
+from ._stdio import StdioTransport
+from ._types import AgentFSOptions, Info
+from .v1 import agent_pb2, protocol_pb2, rpc
+
+__version__ = "0.1.0"
+
+_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+@dataclass
+class Connection:
+    transport: StdioTransport | HttpTransport
+    info: Info
+
+
+def connect(
+    options: AgentFSOptions | None,
+    *,
+    id: str | None,
+    path: str | os.PathLike[str] | None,
+    url: str | None,
+    token: str | None,
+    engine: str | os.PathLike[str] | None,
+    cwd: str | os.PathLike[str] | None,
+    create: bool,
+    read_only: bool,
+    chunk_size: int,
+    durability: str | None,
+) -> Connection:
+    if options is not None:
+        id = id or options.id
+        path = path or options.path
+    if id is not None and not _ID.match(id):
+        raise InvalidArgumentError("Agent ID must contain only alphanumeric characters, hyphens, and underscores")
+    url = url or os.environ.get("AGENTFS_URL") or None
+    if url:
+        if path is not None:
+            raise InvalidArgumentError("AgentFS.open: path= is for a local database; over HTTP name the agent with id=")
+        if not id:
+            raise InvalidArgumentError("AgentFS.open: url= needs id= (the agent on the server)")
+        token = token or os.environ.get("AGENTFS_TOKEN") or None
+        http = HttpTransport(url, token=token, agent=id)
+        try:
+            agent = rpc.AgentServiceClient(http)
+            if create:
+                resp = agent.create_agent(agent_pb2.CreateAgentRequest(id=id, chunk_size=chunk_size, exist_ok=True))
+                info = _ops.info_from_proto(resp.info)
+            else:
+                info = _ops.info_from_proto(agent.info(agent_pb2.InfoRequest()))
+        except BaseException:
+            http.close()
+            raise
+        return Connection(http, info)
+
+    opts = protocol_pb2.OpenOptions(
+        id="" if path is not None else (id or ""),
+        path=os.fspath(os.path.abspath(path)) if path is not None and cwd is None else os.fspath(path or ""),
+        no_create=not create,
+        read_only=read_only,
+        chunk_size=chunk_size,
+        durability=durability or "",
+    )
+    stdio = StdioTransport(opts, engine=engine, cwd=cwd, client=f"agentfs-sdk-python/{__version__}")
+    return Connection(stdio, _ops.info_from_proto(stdio.welcome.info))
+
+

@@ -1,0 +1,413 @@
+"""The synchronous API: AgentFS.open(...) -> agent.fs / agent.kv / agent.tools.
+
+Method names follow Turso's agentfs-sdk for Python (read_file, write_file,
+readdir, mkdir, rm, rename, copy_file, access; kv.set/get/list/delete;
+tools.start/success/error/record/get/get_by_name/get_recent/get_stats), so
+code written for it runs here without `await`. Every method is safe to call
+from several threads at once; the calls run concurrently in the engine.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+from typing import Any, Literal, TypeVar, overload
+
+from . import _ops
+from ._connect import connect
+from ._http import HttpTransport
+from ._ops import Op
+from ._stdio import StdioTransport
+from ._types import AgentFSOptions, DirEntry, Info, Stats, StatFs, ToolCall, ToolCallStats
+from .v1 import rpc
+
+T = TypeVar("T")
+
+Data = str | bytes | bytearray | memoryview
+
+
+class _Clients:
+    """The generated clients over one transport."""
+
+    __slots__ = ("fs", "kv", "tools", "agent")
+
+    def __init__(self, t: StdioTransport | HttpTransport) -> None:
+        self.fs = rpc.FilesystemServiceClient(t)
+        self.kv = rpc.KvServiceClient(t)
+        self.tools = rpc.ToolsServiceClient(t)
+        self.agent = rpc.AgentServiceClient(t)
+
+
+class _Part:
+    __slots__ = ("_c",)
+
+    def __init__(self, clients: _Clients) -> None:
+        self._c = clients
+
+    def _do(self, op: Op[T]) -> T:
+        return op.convert(getattr(getattr(self._c, op.service), op.method)(op.request))
+
+
+class Filesystem(_Part):
+    """The agent's POSIX-like filesystem. Paths are absolute. Failures raise
+    the built-in OSError subclass of their errno (FileNotFoundError...)."""
+
+    __slots__ = ()
+
+    def stat(self, path: str) -> Stats:
+        """Attributes of path, following symlinks."""
+        return self._do(_ops.stat(path))
+
+    def lstat(self, path: str) -> Stats:
+        """Attributes of path itself (a final symlink is not followed)."""
+        return self._do(_ops.lstat(path))
+
+    @overload
+    def read_file(self, path: str) -> str: ...
+    @overload
+    def read_file(self, path: str, encoding: None) -> bytes: ...
+    @overload
+    def read_file(self, path: str, encoding: str) -> str: ...
+    def read_file(self, path: str, encoding: str | None = "utf-8") -> str | bytes:
+        """The whole file, decoded with `encoding`, or bytes with encoding=None."""
+        return self._do(_ops.read_file(path, encoding))  # type: ignore[no-any-return]
+
+    def read_bytes(self, path: str) -> bytes:
+        return self._do(_ops.read_file(path, None))  # type: ignore[no-any-return]
+
+    def write_file(
+        self,
+        path: str,
+        content: Data,
+        encoding: str = "utf-8",
+        *,
+        mode: int = 0,
+        create_parents: bool = True,
+        exclusive: bool = False,
+    ) -> None:
+        """Replaces the file's content in one transaction. Missing parent
+        directories are created (as agentfs-sdk does) unless
+        create_parents=False; exclusive=True fails with FileExistsError."""
+        self._do(_ops.write_file(path, content, encoding, mode=mode, create_parents=create_parents, exclusive=exclusive))
+
+    def append_file(self, path: str, content: Data, encoding: str = "utf-8") -> None:
+        """Appends to the file (created if missing) in one transaction."""
+        self._do(_ops.write_file(path, content, encoding, create_parents=False, append=True))
+
+    def readdir(self, path: str) -> list[str]:
+        """Names in the directory, sorted."""
+        return self._do(_ops.readdir(path))
+
+    def readdir_plus(self, path: str) -> list[DirEntry]:
+        """Names with their attributes, in one round trip."""
+        return self._do(_ops.readdir_plus(path))
+
+    def walk(self, path: str = "/") -> list[DirEntry]:
+        """Every path under path (included), parents first, with lstat
+        attributes; DirEntry.name is the full path."""
+        return self._do(_ops.walk(path))
+
+    def mkdir(self, path: str, recursive: bool = False, mode: int = 0o755) -> None:
+        self._do(_ops.mkdir(path, recursive, mode))
+
+    def rmdir(self, path: str) -> None:
+        self._do(_ops.rmdir(path))
+
+    def unlink(self, path: str) -> None:
+        self._do(_ops.unlink(path))
+
+    def delete_file(self, path: str) -> None:
+        """unlink (agentfs-sdk's name)."""
+        self._do(_ops.unlink(path))
+
+    def rm(self, path: str, force: bool = False, recursive: bool = False) -> None:
+        """Removes a file, or a directory tree with recursive=True; force=True
+        ignores a missing path."""
+        self._do(_ops.rm(path, force, recursive))
+
+    def rename(self, old_path: str, new_path: str, *, noreplace: bool = False, exchange: bool = False) -> None:
+        self._do(_ops.rename(old_path, new_path, noreplace, exchange))
+
+    def copy_file(self, src: str, dest: str) -> None:
+        self._do(_ops.copy_file(src, dest))
+
+    def symlink(self, target: str, path: str) -> None:
+        """Creates the symlink `path` pointing at `target`."""
+        self._do(_ops.symlink(target, path))
+
+    def readlink(self, path: str) -> str:
+        return self._do(_ops.readlink(path))
+
+    def link(self, existing: str, new_path: str) -> None:
+        """Creates a hard link."""
+        self._do(_ops.link(existing, new_path))
+
+    def access(self, path: str, mode: int = os.F_OK) -> None:
+        """Raises unless path exists (and, with mode R_OK/W_OK/X_OK, allows it)."""
+        self._do(_ops.access(path, mode))
+
+    def exists(self, path: str) -> bool:
+        try:
+            self._do(_ops.access(path, os.F_OK))
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return True
+
+    def chmod(self, path: str, mode: int) -> None:
+        self._do(_ops.chmod(path, mode))
+
+    def chown(self, path: str, uid: int, gid: int, *, follow_symlinks: bool = True) -> None:
+        """uid or gid -1 leaves it unchanged."""
+        self._do(_ops.chown(path, uid, gid, follow_symlinks))
+
+    def utimes(
+        self, path: str, atime_ns: int | None = None, mtime_ns: int | None = None, *, follow_symlinks: bool = True
+    ) -> None:
+        """Sets access and modification times (nanoseconds); None leaves one unchanged."""
+        self._do(_ops.utimes(path, atime_ns, mtime_ns, follow_symlinks))
+
+    def truncate(self, path: str, size: int) -> None:
+        self._do(_ops.truncate(path, size))
+
+    def mknod(self, path: str, mode: int, rdev: int = 0) -> None:
+        self._do(_ops.mknod(path, mode, rdev))
+
+    def statfs(self) -> StatFs:
+        return self._do(_ops.statfs())
+
+    def getxattr(self, path: str, name: str, *, follow_symlinks: bool = True) -> bytes:
+        return self._do(_ops.getxattr(path, name, follow_symlinks))
+
+    def setxattr(self, path: str, name: str, value: bytes, flags: int = 0, *, follow_symlinks: bool = True) -> None:
+        self._do(_ops.setxattr(path, name, value, flags, follow_symlinks))
+
+    def listxattr(self, path: str, *, follow_symlinks: bool = True) -> list[str]:
+        return self._do(_ops.listxattr(path, follow_symlinks))
+
+    def removexattr(self, path: str, name: str, *, follow_symlinks: bool = True) -> None:
+        self._do(_ops.removexattr(path, name, follow_symlinks))
+
+    def open(self, path: str, flags: str | int = "r", mode: int = 0o644) -> File:
+        """Opens a handle for positional I/O. flags is a mode string ("r",
+        "r+", "w", "a", "x", with optional "b") or os.O_* flags."""
+        fl = _ops.open_flags(flags)
+        handle, st = self._do(_ops.open_file(path, fl, mode))
+        return File(self, handle, path, fl, st)
+
+
+class File:
+    """An open file of the agent's filesystem: pread/pwrite/truncate/fsync/
+    fstat, plus read/write/seek at a position of its own. Close it (or use
+    `with`); handles stay valid after the file is unlinked."""
+
+    def __init__(self, fs: Filesystem, handle: int, path: str, flags: int, stats: Stats | None = None) -> None:
+        self._fs = fs
+        self.handle = handle
+        self.name = path
+        self.flags = flags
+        self._pos = 0
+        self.closed = False
+
+    def pread(self, size: int, offset: int) -> bytes:
+        """Up to size bytes at offset (fewer at end of file)."""
+        return self._fs._do(_ops.pread(self.handle, size, offset))
+
+    def pwrite(self, data: bytes | bytearray | memoryview, offset: int) -> int:
+        return self._fs._do(_ops.pwrite(self.handle, data, offset))
+
+    def truncate(self, size: int | None = None) -> int:
+        size = self._pos if size is None else size
+        self._fs._do(_ops.ftruncate(self.handle, size))
+        return size
+
+    def fsync(self) -> None:
+        self._fs._do(_ops.fsync(self.handle))
+
+    def fstat(self) -> Stats:
+        return self._fs._do(_ops.fstat(self.handle))
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            size = max(self.fstat().size - self._pos, 0)
+        data = self.pread(size, self._pos)
+        self._pos += len(data)
+        return data
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        if self.flags & os.O_APPEND:
+            self._pos = self.fstat().size
+        n = self.pwrite(data, self._pos)
+        self._pos += n
+        return n
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        if whence == os.SEEK_SET:
+            pos = offset
+        elif whence == os.SEEK_CUR:
+            pos = self._pos + offset
+        elif whence == os.SEEK_END:
+            pos = self.fstat().size + offset
+        else:
+            raise ValueError(f"invalid whence {whence}")
+        if pos < 0:
+            raise OSError(22, os.strerror(22), self.name)
+        self._pos = pos
+        return pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._fs._do(_ops.close(self.handle))
+
+    def __enter__(self) -> File:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class KvStore(_Part):
+    """Key-value store; values are anything json.dumps accepts."""
+
+    __slots__ = ()
+
+    def set(self, key: str, value: Any) -> None:
+        self._do(_ops.kv_set(key, value))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of key, or default when it is missing."""
+        return self._do(_ops.kv_get(key, default))
+
+    def list(self, prefix: str = "", limit: int = 0) -> list[dict[str, Any]]:
+        """[{"key": ..., "value": ...}] of the keys starting with prefix, in key order."""
+        return self._do(_ops.kv_list(prefix, limit))
+
+    def delete(self, key: str) -> bool:
+        """Deletes key; False when it did not exist."""
+        return self._do(_ops.kv_delete(key))
+
+
+class ToolCalls(_Part):
+    """The append-only log of the agent's tool calls."""
+
+    __slots__ = ()
+
+    def start(self, name: str, parameters: Any = None) -> int:
+        """Records a pending call; returns its id."""
+        return self._do(_ops.tool_start(name, parameters))
+
+    def success(self, call_id: int, result: Any = None) -> None:
+        self._do(_ops.tool_success(call_id, result))
+
+    def error(self, call_id: int, error: str) -> None:
+        self._do(_ops.tool_error(call_id, error))
+
+    def record(
+        self,
+        name: str,
+        started_at: int,
+        completed_at: int,
+        parameters: Any = None,
+        result: Any = None,
+        error: str | None = None,
+    ) -> int:
+        """Records a finished call (Unix seconds); returns its id."""
+        return self._do(_ops.tool_record(name, started_at, completed_at, parameters, result, error))
+
+    def get(self, call_id: int) -> ToolCall | None:
+        return self._do(_ops.tool_get(call_id))
+
+    def get_by_name(self, name: str, limit: int | None = None) -> list[ToolCall]:
+        """Calls of the tool, newest first."""
+        return self._do(_ops.tool_list(name=name, limit=limit))
+
+    def get_recent(self, since: int, limit: int | None = None) -> list[ToolCall]:
+        """Calls started after `since` (Unix seconds), newest first."""
+        return self._do(_ops.tool_list(since=since + 1, limit=limit))
+
+    def get_stats(self) -> list[ToolCallStats]:
+        return self._do(_ops.tool_stats())
+
+
+class AgentFS:
+    """An agent: its filesystem (`fs`), key-value store (`kv`) and tool-call
+    log (`tools`), served by the agentfs engine.
+
+    >>> with AgentFS.open(id="my-agent") as agent:
+    ...     agent.fs.write_file("/notes.txt", "hello")
+    """
+
+    def __init__(self, transport: StdioTransport | HttpTransport, info: Info) -> None:
+        self.transport = transport
+        self._info = info
+        c = _Clients(transport)
+        self.rpc = c
+        """The generated clients (agentfs.v1.rpc) for everything the API has."""
+        self.fs = Filesystem(c)
+        self.kv = KvStore(c)
+        self.tools = ToolCalls(c)
+        self._agent = _Part(c)
+
+    @classmethod
+    def open(
+        cls,
+        options: AgentFSOptions | None = None,
+        *,
+        id: str | None = None,
+        path: str | os.PathLike[str] | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        engine: str | os.PathLike[str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        create: bool = True,
+        read_only: bool = False,
+        chunk_size: int = 0,
+        durability: Literal["normal", "full"] | None = None,
+    ) -> AgentFS:
+        """Opens an agent.
+
+        - id="x": the database .agentfs/x.db under the working directory
+          (cwd=, default the current one); path=...: that database file;
+          neither: a temporary database deleted when the agent closes.
+        - url="http://host:port" (or $AGENTFS_URL): the agent `id` on an
+          `agentfs serve http` server, with token= (or $AGENTFS_TOKEN).
+        - engine=: the agentfs binary (else $AGENTFS_BIN, the bundled one, PATH).
+        - create=False fails when the database does not exist.
+        """
+        conn = connect(
+            options,
+            id=id,
+            path=path,
+            url=url,
+            token=token,
+            engine=engine,
+            cwd=cwd,
+            create=create,
+            read_only=read_only,
+            chunk_size=chunk_size,
+            durability=durability,
+        )
+        return cls(conn.transport, conn.info)
+
+    def info(self) -> Info:
+        return self._agent._do(_ops.info())
+
+    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        """Runs one read-only SQL statement on the database."""
+        return self._agent._do(_ops.query(sql, params))
+
+    def close(self) -> None:
+        """Finishes the calls in flight and stops the engine (stdio) or
+        closes the connections (http)."""
+        self.transport.close()
+
+    def __enter__(self) -> AgentFS:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: types.TracebackType | None
+    ) -> None:
+        self.close()

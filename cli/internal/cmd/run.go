@@ -94,9 +94,6 @@ CAP_SYS_ADMIN (a mount namespace only). Needs /dev/fuse.`,
 			default:
 				return usageError(cmd, "unknown internal stage %q", stage)
 			}
-			if cmd.ArgsLenAtDash() > 0 {
-				return usageError(cmd, "put the command after -- (agentfs run -- make test)")
-			}
 			if err := fuseUsable(); err != nil {
 				return err
 			}

@@ -1,0 +1,455 @@
+//go:build linux
+
+package cmd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// helperName is the name under which this test binary, linked into the
+// directory a run overlays, acts as a small program for the sandbox (the
+// sandbox's /tmp is private, so the binary where "go test" built it is
+// out of reach).
+const helperName = "agentfs-run-helper"
+
+func init() {
+	if filepath.Base(os.Args[0]) == helperName {
+		os.Exit(runHelper(os.Args[1:]))
+	}
+}
+
+// runHelper runs inside the sandbox:
+//
+//	write PATH...   writes each path, prints "PATH: ok" or its errno name
+//	dial ADDR       prints "connected" or "error: ..."
+//	net             prints the number of routes and of interfaces up
+func runHelper(args []string) int {
+	switch args[0] {
+	case "write":
+		for _, p := range args[1:] {
+			err := os.WriteFile(p, []byte("x"), 0o644)
+			var errno syscall.Errno
+			switch {
+			case err == nil:
+				fmt.Printf("%s: ok\n", p)
+			case errors.As(err, &errno):
+				fmt.Printf("%s: %s\n", p, errnoName(errno))
+			default:
+				fmt.Printf("%s: %v\n", p, err)
+			}
+		}
+	case "dial":
+		c, err := net.DialTimeout("tcp", args[1], 5*time.Second)
+		if err != nil {
+			fmt.Println("error:", err)
+			return 0
+		}
+		c.Close()
+		fmt.Println("connected")
+	case "net":
+		b, err := os.ReadFile("/proc/net/route")
+		if err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		routes := 0
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+			if strings.TrimSpace(l) != "" {
+				routes++
+			}
+		}
+		ifs, err := net.Interfaces()
+		if err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		up := 0
+		for _, i := range ifs {
+			if i.Flags&net.FlagUp != 0 {
+				up++
+			}
+		}
+		fmt.Printf("routes=%d up=%d\n", routes, up)
+	default:
+		return 2
+	}
+	return 0
+}
+
+// sandboxProject makes a project directory with a few files, moves into
+// it, gives the test its own registry, and links the helper in.
+func sandboxProject(t *testing.T) string {
+	t.Helper()
+	canMount(t)
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: the run tests run as root (CI does)")
+	}
+	t.Setenv("AGENTFS_RUNTIME_DIR", t.TempDir())
+	dir := t.TempDir()
+	for p, content := range map[string]string{
+		"a.txt": "hello\n", "del.txt": "delete me\n", "old.txt": "rename me\n",
+		"sub/s.txt": "in sub\n", "sub/deep/d.txt": "deep\n",
+	} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(exe, filepath.Join(dir, helperName)); err != nil {
+		copyFile(t, exe, filepath.Join(dir, helperName))
+	}
+	t.Chdir(dir)
+	return dir
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hostTree describes every entry under dir except .agentfs: type, mode,
+// content or link target.
+func hostTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == ".agentfs" {
+			return filepath.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		desc := info.Mode().String()
+		switch {
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			desc += " " + string(b)
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			desc += " -> " + target
+		}
+		out[rel] = desc
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameTree(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	var diffs []string
+	for k, v := range want {
+		if got[k] != v {
+			diffs = append(diffs, fmt.Sprintf("%s: %q, want %q", k, got[k], v))
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: %q, not expected", k, v))
+		}
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 0 {
+		t.Errorf("%s:\n%s", what, strings.Join(diffs, "\n"))
+	}
+}
+
+// noRunLeftovers checks that a finished run left no mount and no
+// registry entry behind.
+func noRunLeftovers(t *testing.T) {
+	t.Helper()
+	if out := mustRun(t, "mount"); strings.Contains(out, "agentfs-run-") {
+		t.Errorf("a run left a mount on the host: %s", out)
+	}
+	if out := mustRun(t, "ps"); strings.Contains(out, " run ") {
+		t.Errorf("agentfs ps after the run:\n%s", out)
+	}
+}
+
+// TestRunOverlay: a run that writes, deletes and renames leaves the host
+// directory as it was; the session keeps the changes for the next run.
+func TestRunOverlay(t *testing.T) {
+	dir := sandboxProject(t)
+	before := hostTree(t, dir)
+	r := run(t, "", "run", "--session", "s", "--", "sh", "-c", `
+set -e
+echo "$AGENTFS $AGENTFS_SANDBOX $AGENTFS_SESSION $PWD"
+echo more >> a.txt
+rm del.txt
+mv old.txt new.txt
+mkdir -p d/e && echo n > d/e/n.txt
+ln -s a.txt link
+chmod 600 sub/s.txt
+rm -r sub/deep
+cat a.txt new.txt`)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	checkOut(t, "inside the sandbox", r.out, lines("1 linux-namespace s "+dir, "hello", "more", "rename me"))
+	for _, want := range []string{"agentfs run --session s", "agentfs diff s", "agentfs commit s"} {
+		if !strings.Contains(r.err, want) {
+			t.Errorf("the hints after the run lack %q:\n%s", want, r.err)
+		}
+	}
+	sameTree(t, "the host directory after the run", hostTree(t, dir), before)
+	if _, err := os.Stat(filepath.Join(dir, ".agentfs", "s.db")); err != nil {
+		t.Errorf("session database: %v", err)
+	}
+	noRunLeftovers(t)
+
+	// Resumed, the session shows the earlier changes.
+	r = run(t, "", "run", "--session", "s", "--", "sh", "-c", `LC_ALL=C ls; cat a.txt d/e/n.txt; readlink link; stat -c %a sub/s.txt; ls sub`)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d, stderr %q", r.code, r.err)
+	}
+	checkOut(t, "the resumed session", r.out, lines("a.txt", helperName, "d", "link", "new.txt", "sub", "hello", "more", "n", "a.txt", "600", "s.txt"))
+	sameTree(t, "the host directory after the resumed run", hostTree(t, dir), before)
+
+	// The session databases are the host's, read-only, in the sandbox.
+	r = run(t, "", "run", "--session", "s", "--", "./"+helperName, "write", ".agentfs/s.db", ".agentfs/new")
+	checkOut(t, ".agentfs in the sandbox", r.out, lines(".agentfs/s.db: EROFS", ".agentfs/new: EROFS"))
+}
+
+// TestRunReadOnly: outside the working directory, writes fail with EROFS
+// except in --allow paths and in the private /tmp.
+func TestRunReadOnly(t *testing.T) {
+	dir := sandboxProject(t)
+	// Paths outside /tmp (the sandbox's /tmp is its own) and inside it.
+	varTmp, err := os.MkdirTemp("/var/tmp", "agentfs-run-test-")
+	if err != nil {
+		t.Skip("skipping: no /var/tmp:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(varTmp) })
+	allowedOut := filepath.Join(varTmp, "allowed")
+	os.Mkdir(allowedOut, 0o755)
+	allowedTmp := t.TempDir()
+	hostTmpFile := filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-run-test-%d", os.Getpid()))
+	if err := os.WriteFile(hostTmpFile, []byte("host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(hostTmpFile) })
+	etc := fmt.Sprintf("/etc/agentfs-run-test-%d", os.Getpid())
+	t.Cleanup(func() { os.Remove(etc) })
+
+	r := run(t, "", "run", "--allow", allowedOut, "--allow", allowedTmp, "--", "./"+helperName, "write",
+		etc, filepath.Join(varTmp, "f"), filepath.Join(allowedOut, "f"), filepath.Join(allowedTmp, "f"),
+		"/tmp/private", filepath.Join(dir, "in-overlay"))
+	if r.code != 0 {
+		t.Fatalf("run: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	checkOut(t, "writes in the sandbox", r.out, lines(
+		etc+": EROFS", filepath.Join(varTmp, "f")+": EROFS",
+		filepath.Join(allowedOut, "f")+": ok", filepath.Join(allowedTmp, "f")+": ok",
+		"/tmp/private: ok", filepath.Join(dir, "in-overlay")+": ok"))
+	for _, p := range []string{filepath.Join(allowedOut, "f"), filepath.Join(allowedTmp, "f")} {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "x" {
+			t.Errorf("allowed write %s on the host: %q, %v", p, b, err)
+		}
+	}
+	for _, p := range []string{etc, filepath.Join(varTmp, "f"), "/tmp/private", filepath.Join(dir, "in-overlay")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s reached the host", p)
+		}
+	}
+	// The private /tmp does not show the host's.
+	r = run(t, "", "run", "--", "sh", "-c", "test -e "+hostTmpFile+" && echo visible || echo hidden")
+	checkOut(t, "host /tmp in the sandbox", r.out, "hidden\n")
+	noRunLeftovers(t)
+}
+
+// TestRunNoNetwork: --no-network leaves no route, even to the host's
+// loopback; without it the host's network is there.
+func TestRunNoNetwork(t *testing.T) {
+	sandboxProject(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	addr := ln.Addr().String()
+	r := run(t, "", "run", "--", "./"+helperName, "dial", addr)
+	checkOut(t, "dial with the network", r.out, "connected\n")
+	r = run(t, "", "run", "--no-network", "--", "./"+helperName, "dial", addr)
+	if !strings.HasPrefix(r.out, "error:") || !strings.Contains(r.out, "unreachable") {
+		t.Errorf("dial with --no-network: %q", r.out)
+	}
+	r = run(t, "", "run", "--no-network", "--", "./"+helperName, "net")
+	checkOut(t, "routes and interfaces with --no-network", r.out, "routes=0 up=0\n")
+}
+
+// TestRunExitStatus: the command's status is agentfs's.
+func TestRunExitStatus(t *testing.T) {
+	sandboxProject(t)
+	if r := run(t, "", "run", "--", "sh", "-c", "exit 7"); r.code != 7 {
+		t.Errorf("exit 7: %d %q", r.code, r.err)
+	}
+	if r := run(t, "", "run", "--", "sh", "-c", "kill -TERM $$"); r.code != 128+int(syscall.SIGTERM) {
+		t.Errorf("killed by SIGTERM: %d %q", r.code, r.err)
+	}
+	wantFail(t, 127, []string{"run", "--", "no-such-command-xyz"}, "no-such-command-xyz: command not found")
+	// Without "--" too, and the command's flags stay its own.
+	r := run(t, "", "run", "sh", "-c", "echo $0", "x")
+	if r.code != 0 || r.out != "x\n" {
+		t.Errorf("run sh -c: %d %q %q", r.code, r.out, r.err)
+	}
+	noRunLeftovers(t)
+}
+
+// TestRunSignals: a signal sent to agentfs reaches the command, and ps
+// lists the run meanwhile.
+func TestRunSignals(t *testing.T) {
+	sandboxProject(t)
+	exe, _ := os.Executable()
+	c := exec.Command(exe, "run", "--session", "sig", "--", "sh", "-c",
+		`trap 'echo got TERM; exit 42' TERM; echo ready; while :; do sleep 0.05; done`)
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Process.Kill()
+	br := bufio.NewReader(stdout)
+	if line, err := br.ReadString('\n'); line != "ready\n" {
+		t.Fatalf("first line %q, %v; stderr %s", line, err, stderr.String())
+	}
+	out := mustRun(t, "ps")
+	if !strings.Contains(out, fmt.Sprintf("%d", c.Process.Pid)) || !strings.Contains(out, " sig ") || !strings.Contains(out, "trap") {
+		t.Errorf("agentfs ps during the run:\n%s", out)
+	}
+	c.Process.Signal(syscall.SIGTERM)
+	rest, _ := io.ReadAll(br)
+	err = c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 42 {
+		t.Errorf("exit after SIGTERM: %v, want status 42; stderr %s", err, stderr.String())
+	}
+	if string(rest) != "got TERM\n" {
+		t.Errorf("after SIGTERM the command printed %q", rest)
+	}
+	noRunLeftovers(t)
+}
+
+// TestRunSessionErrors: bad names, missing --allow paths, a session of
+// another directory.
+func TestRunSessionErrors(t *testing.T) {
+	dir := sandboxProject(t)
+	wantFail(t, 1, []string{"run", "--session", "a/b", "--", "true"}, "invalid session name", "Try: agentfs run --session")
+	wantFail(t, 1, []string{"run", "--allow", "missing-dir", "--", "true"}, "--allow missing-dir", "Try: mkdir -p missing-dir")
+	mustRun(t, "init", "plain")
+	wantFail(t, 1, []string{"run", "--session", "plain", "--", "true"}, "not a session", "Try:")
+	if r := run(t, "", "run", "--session", "here", "--", "true"); r.code != 0 {
+		t.Fatalf("run: %d %q", r.code, r.err)
+	}
+	other := t.TempDir()
+	os.MkdirAll(filepath.Join(other, ".agentfs"), 0o755)
+	copyFile(t, filepath.Join(dir, ".agentfs", "here.db"), filepath.Join(other, ".agentfs", "here.db"))
+	t.Chdir(other)
+	wantFail(t, 1, []string{"run", "--session", "here", "--", "true"}, "is an overlay of "+dir, "Try: cd "+dir)
+}
+
+// TestPsPrune: a mount whose server was killed is stale; prune
+// unmounts it and drops its registry entry; live ones stay.
+func TestPsPrune(t *testing.T) {
+	mnt := mountedAgent(t)
+	t.Setenv("AGENTFS_RUNTIME_DIR", t.TempDir())
+	// Other tests' mounts may come and go meanwhile: only lines about
+	// mnt count.
+	mustRun(t, "mount", "t", "mnt")
+	out := mustRun(t, "ps")
+	pid := serverPID(mnt)
+	if pid == 0 || !strings.Contains(out, fmt.Sprintf("%d  mount", pid)) || !strings.Contains(out, mnt) {
+		t.Fatalf("agentfs ps with a mount (server %d):\n%s", pid, out)
+	}
+	if out := mustRun(t, "prune"); strings.Contains(out, mnt) {
+		t.Errorf("prune with a live mount:\n%s", out)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	deadline := time.Now().Add(20 * time.Second)
+	for !mountDead(mnt) || serverPID(mnt) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the mount of the killed server is not dead")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r := run(t, "", "ps")
+	if !strings.Contains(r.out, "mount (stale)") || !strings.Contains(r.err, "agentfs prune") {
+		t.Errorf("agentfs ps with a dead server: %q %q", r.out, r.err)
+	}
+	out = mustRun(t, "prune", "--dry-run")
+	if !strings.Contains(out, "would unmount "+mnt) || !strings.Contains(out, fmt.Sprintf("would remove the entry of mount pid %d", pid)) {
+		t.Errorf("prune --dry-run:\n%s", out)
+	}
+	if !listed(t, mnt) {
+		t.Fatal("prune --dry-run unmounted")
+	}
+	out = mustRun(t, "prune")
+	if !strings.Contains(out, "unmount "+mnt) || !strings.Contains(out, fmt.Sprintf("remove the entry of mount pid %d", pid)) {
+		t.Errorf("prune:\n%s", out)
+	}
+	if listed(t, mnt) {
+		t.Error("still mounted after prune")
+	}
+	if out := mustRun(t, "ps"); strings.Contains(out, mnt) {
+		t.Errorf("ps after prune:\n%s", out)
+	}
+	if out := mustRun(t, "prune"); strings.Contains(out, mnt) {
+		t.Errorf("prune again:\n%s", out)
+	}
+}

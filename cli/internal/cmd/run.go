@@ -78,7 +78,8 @@ status (128+N when a signal N ended it).
 
 Works as root, and as another user where the kernel allows unprivileged
 user namespaces; inside a container that forbids them, as root with
-CAP_SYS_ADMIN (a mount namespace only). Needs /dev/fuse.`,
+CAP_SYS_ADMIN (a mount namespace only; AGENTFS_RUN_USERNS=off asks for
+that directly). Needs /dev/fuse.`,
 		Example: `  agentfs run                                  # a shell in a new session
   agentfs run -- make test
   agentfs run --session fix-tests --allow ~/.cache/go-build -- go test ./...

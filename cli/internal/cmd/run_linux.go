@@ -97,8 +97,11 @@ func runSession(cmd *cobra.Command, cfg runConfig) error {
 		c.SysProcAttr = attr
 		return c, c.Start()
 	}
-	c, err := start(true)
-	if err != nil && os.Geteuid() == 0 {
+	// AGENTFS_RUN_USERNS=off skips the user namespace (root only): for
+	// containers that allow user namespaces but break mounts in them.
+	userns := os.Getenv("AGENTFS_RUN_USERNS") != "off" || os.Geteuid() != 0
+	c, err := start(userns)
+	if err != nil && userns && os.Geteuid() == 0 {
 		// Root in a container that forbids user namespaces: a mount
 		// namespace alone does the same, with real root inside.
 		var err2 error

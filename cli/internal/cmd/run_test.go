@@ -301,6 +301,30 @@ func TestRunReadOnly(t *testing.T) {
 	noRunLeftovers(t)
 }
 
+// TestRunWithoutUserNamespace: root in a container that forbids user
+// namespaces gets the same sandbox from a mount namespace alone.
+func TestRunWithoutUserNamespace(t *testing.T) {
+	dir := sandboxProject(t)
+	hostNS, err := os.Readlink("/proc/self/ns/user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "run", "--", "readlink", "/proc/self/ns/user")
+	if r.code != 0 || r.out == hostNS+"\n" {
+		t.Errorf("by default the sandbox has its own user namespace: %q (host %s), %q", r.out, hostNS, r.err)
+	}
+	t.Setenv("AGENTFS_RUN_USERNS", "off")
+	before := hostTree(t, dir)
+	etc := fmt.Sprintf("/etc/agentfs-run-test-%d", os.Getpid())
+	t.Cleanup(func() { os.Remove(etc) })
+	r = run(t, "", "run", "--", "sh", "-c", "rm del.txt && echo x >> a.txt && ./"+helperName+" write "+etc+" b.txt && readlink /proc/self/ns/user")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	checkOut(t, "without a user namespace", r.out, lines(etc+": EROFS", "b.txt: ok", hostNS))
+	sameTree(t, "the host directory", hostTree(t, dir), before)
+}
+
 // TestRunNoNetwork: --no-network leaves no route, even to the host's
 // loopback; without it the host's network is there.
 func TestRunNoNetwork(t *testing.T) {

@@ -31,6 +31,11 @@ from ._errors import (
 from ._transport import M
 from .v1 import errors_pb2
 
+# Procedures that address the server, not an agent: they go without the
+# Agentfs-Agent header (the server would look the agent up first, and
+# CreateAgent is how it comes to exist).
+_AGENTLESS = frozenset({"/agentfs.v1.AgentService/ListAgents", "/agentfs.v1.AgentService/CreateAgent"})
+
 # Connect error codes without an agentfs.v1.Error detail.
 _BY_CODE: dict[str, type[AgentFSError]] = {
     "invalid_argument": InvalidArgumentError,
@@ -77,11 +82,17 @@ class HttpTransport:
         self._lock = threading.Lock()
         self._closed = False
 
-    def with_agent(self, agent: str | None) -> dict[str, str]:
-        h = dict(self._headers)
+    @property
+    def agent(self) -> str | None:
+        return self._agent
+
+    @agent.setter
+    def agent(self, agent: str | None) -> None:
+        self._agent = agent
+        self._plain = dict(self._headers)
+        self._agent_headers = dict(self._headers)
         if agent:
-            h["Agentfs-Agent"] = agent
-        return h
+            self._agent_headers["Agentfs-Agent"] = agent
 
     def _conn(self) -> http.client.HTTPConnection:
         c: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
@@ -105,7 +116,7 @@ class HttpTransport:
 
     def unary(self, procedure: str, request: Message, response_type: type[M]) -> M:
         body = request.SerializeToString()
-        headers = self.with_agent(self.agent)
+        headers = self._plain if procedure in _AGENTLESS else self._agent_headers
         for attempt in (0, 1):
             conn = self._conn()
             fresh = conn.sock is None

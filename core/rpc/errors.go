@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentfs-go/agentfs/core"
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
+	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/toolcalls"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
@@ -60,7 +61,13 @@ func ToProto(err error) *v1.Error {
 	}
 	var ke *kindError
 	var ce *connect.Error
-	if errno := vfs.Errno(err); errno != 0 && !errors.As(err, &ke) {
+	errno := vfs.Errno(err)
+	if errno == 0 && errors.Is(err, store.ErrReadOnly) {
+		// A write to a database opened read-only is EROFS, so SDKs raise
+		// their read-only error (io::ErrorKind::ReadOnlyFilesystem...).
+		errno = syscall.EROFS
+	}
+	if errno != 0 && !errors.As(err, &ke) {
 		out.Kind = v1.ErrorKind_ERROR_KIND_ERRNO
 		out.Errno = int32(errno)
 		out.Code = unix.ErrnoName(errno)

@@ -254,6 +254,45 @@ cat a.txt new.txt`)
 	checkOut(t, ".agentfs in the sandbox", r.out, lines(".agentfs/s.db: EROFS", ".agentfs/new: EROFS"))
 }
 
+// TestRunDiffCommit: "agentfs diff" lists what a run changed and
+// "agentfs commit" makes the host directory what the run saw: the same
+// script run natively on a copy gives the same tree.
+func TestRunDiffCommit(t *testing.T) {
+	dir := sandboxProject(t)
+	native := t.TempDir()
+	if out, err := exec.Command("cp", "-a", dir+"/.", native).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v %s", err, out)
+	}
+	script := `set -e
+echo more >> a.txt
+rm del.txt
+mv old.txt new.txt
+mkdir -p d/e && echo n > d/e/n.txt
+ln -s a.txt link
+chmod 600 sub/s.txt
+rm -r sub/deep`
+	if r := run(t, "", "run", "--session", "c", "--", "sh", "-c", script); r.code != 0 {
+		t.Fatalf("run: exit %d, stderr %q", r.code, r.err)
+	}
+	if out, err := exec.Command("sh", "-c", "cd "+native+" && "+script).CombinedOutput(); err != nil {
+		t.Fatalf("the script natively: %v %s", err, out)
+	}
+	checkOut(t, "agentfs diff", mustRun(t, "diff", "c"), lines(
+		"M file    /a.txt",
+		"A dir     /d",
+		"A dir     /d/e",
+		"A file    /d/e/n.txt",
+		"D file    /del.txt",
+		"A symlink /link",
+		"A file    /new.txt",
+		"D file    /old.txt",
+		"D dir     /sub/deep",
+		"M file    /sub/s.txt"))
+	mustRun(t, "commit", "c")
+	sameTree(t, "the host directory after commit (against the script run natively)", hostTree(t, dir), hostTree(t, native))
+	checkOut(t, "agentfs diff after commit", mustRun(t, "diff", "c"), "")
+}
+
 // TestRunReadOnly: outside the working directory, writes fail with EROFS
 // except in --allow paths and in the private /tmp.
 func TestRunReadOnly(t *testing.T) {

@@ -179,7 +179,12 @@ class AgentFSFileSystem(AbstractFileSystem):  # type: ignore[misc]
         super().rm(path, recursive=recursive, maxdepth=maxdepth)
 
     def cp_file(self, path1: str, path2: str, **kwargs: Any) -> None:
-        self._fs.copy_file(self._strip_protocol(path1), self._strip_protocol(path2))
+        src, dst = self._strip_protocol(path1), self._strip_protocol(path2)
+        if self._fs.stat(src).is_directory():
+            # copy(recursive=True) hands directories here too (as LocalFileSystem does).
+            self._fs.mkdir(dst, recursive=True)
+        else:
+            self._fs.copy_file(src, dst)
 
     def mv(self, path1: Any, path2: Any, recursive: bool = False, maxdepth: int | None = None, **kwargs: Any) -> None:
         if isinstance(path1, str) and isinstance(path2, str) and not _has_magic(path1):

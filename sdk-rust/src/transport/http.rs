@@ -55,7 +55,13 @@ impl Transport for Http {
         if let Some(a) = &self.auth {
             req = req.header("Authorization", a);
         }
-        if !self.agent_id.is_empty() {
+        // Every service but the agent directory's own calls is for one
+        // agent (spec/PROTOCOL.md).
+        let per_agent = !matches!(
+            procedure,
+            "/agentfs.v1.AgentService/ListAgents" | "/agentfs.v1.AgentService/CreateAgent"
+        );
+        if per_agent && !self.agent_id.is_empty() {
             req = req.header("Agentfs-Agent", &self.agent_id);
         }
         let mut resp = req.send(&payload[..]).map_err(|e| unavailable(&url, e))?;

@@ -325,8 +325,8 @@ func (f *FS) ovPopulate(c *store.Conn, dir int64) error {
 }
 
 // smallDirEntries is the size up to which a lookup copies a whole base
-// directory up.
-const smallDirEntries = 1024
+// directory up (a variable for the tests of the other path).
+var smallDirEntries = 1024
 
 // smallDir reports whether the host directory has at most
 // smallDirEntries entries.

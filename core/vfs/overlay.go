@@ -42,7 +42,6 @@ import (
 // OverlayTable is this project's extension table of overlay inodes.
 const OverlayTable = "agentfs_overlay_inode"
 
-
 // errNeedWrite stops a read that must copy a base entry up; f.read runs
 // it again in a write transaction.
 var errNeedWrite = errors.New("overlay: copy-up needs a write transaction")

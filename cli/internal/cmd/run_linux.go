@@ -93,6 +93,13 @@ func runSession(cmd *cobra.Command, cfg runConfig) error {
 			// An unprivileged user may map its group only after
 			// giving up setgroups(2) in the namespace.
 			attr.GidMappingsEnableSetgroups = os.Geteuid() == 0
+			if os.Geteuid() != 0 {
+				// The user keeps its uid in the namespace; mounting
+				// there takes CAP_SYS_ADMIN of the namespace, which
+				// survives the exec of the stages as an ambient
+				// capability (the command's stage drops it).
+				attr.AmbientCaps = []uintptr{capSysAdmin}
+			}
 		}
 		c.SysProcAttr = attr
 		return c, c.Start()
@@ -152,9 +159,14 @@ func runSession(cmd *cobra.Command, cfg runConfig) error {
 	return nil
 }
 
-// idMaps maps ids into the new user namespace. An ordinary user becomes
-// root of the namespace (the only id it may map is its own); root keeps
-// every id it has, unchanged.
+// capSysAdmin is CAP_SYS_ADMIN.
+const capSysAdmin = 21
+
+// idMaps maps ids into the new user namespace. Root keeps every id it
+// has; an ordinary user may map its own id only, and keeps it: files
+// look the same inside and out, and what the overlay records of the host
+// directory (owners) means the same to "agentfs diff" and "commit" on
+// the host.
 func idMaps(self int, file string) []syscall.SysProcIDMap {
 	if os.Geteuid() == 0 {
 		if b, err := os.ReadFile(file); err == nil {
@@ -175,7 +187,7 @@ func idMaps(self int, file string) []syscall.SysProcIDMap {
 			}
 		}
 	}
-	return []syscall.SysProcIDMap{{ContainerID: 0, HostID: self, Size: 1}}
+	return []syscall.SysProcIDMap{{ContainerID: self, HostID: self, Size: 1}}
 }
 
 // usernsError explains why the sandbox could not be made.
@@ -345,6 +357,11 @@ func runStageExec(cmd *cobra.Command) error {
 	os.Setenv("AGENTFS", "1")
 	os.Setenv("AGENTFS_SANDBOX", "linux-namespace")
 	os.Setenv("AGENTFS_SESSION", cfg.Session)
+	// The command runs without the capability the mounts needed (an
+	// ordinary user's run; root's command is root of its namespace).
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); e != 0 && e != syscall.EINVAL {
+		return reportStage(status, 1, fmt.Errorf("drop capabilities: %w", e))
+	}
 	path, err := exec.LookPath(cfg.Command[0])
 	if err != nil && !errors.Is(err, exec.ErrDot) {
 		return reportStage(status, 127, fmt.Errorf("%s: command not found", cfg.Command[0]))
@@ -352,6 +369,12 @@ func runStageExec(cmd *cobra.Command) error {
 	err = syscall.Exec(path, cfg.Command, os.Environ())
 	return reportStage(status, 126, fmt.Errorf("%s: %w", cfg.Command[0], err))
 }
+
+// prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+const (
+	prCapAmbient         = 47
+	prCapAmbientClearAll = 4
+)
 
 // foregroundTTY reports whether stdin is a terminal whose foreground
 // process group is ours (not a run started in the background).

@@ -364,6 +364,70 @@ func TestRunWithoutUserNamespace(t *testing.T) {
 	sameTree(t, "the host directory", hostTree(t, dir), before)
 }
 
+// TestRunUnprivileged runs the sandbox as user nobody, where the system
+// lets it (/dev/fuse open to all users, unprivileged user namespaces
+// allowed): the user keeps its uid, the host stays unchanged.
+func TestRunUnprivileged(t *testing.T) {
+	canMount(t)
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: needs root to become another user")
+	}
+	if st, err := os.Stat("/dev/fuse"); err != nil || st.Mode().Perm()&0o006 != 0o006 {
+		t.Skip("skipping: /dev/fuse is not open to other users (chmod 0666 /dev/fuse)")
+	}
+	const nobody = 65534
+	// A directory tree user nobody can reach, with a copy of this binary.
+	top, err := os.MkdirTemp("", "agentfs-run-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(top) })
+	os.Chmod(top, 0o755)
+	exe, _ := os.Executable()
+	bin := filepath.Join(top, "agentfs")
+	copyFile(t, exe, bin)
+	proj, reg := filepath.Join(top, "proj"), filepath.Join(top, "reg")
+	for _, d := range []string{proj, reg} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(proj, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{proj, reg, filepath.Join(proj, "a.txt")} {
+		if err := os.Chown(p, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := exec.Command(bin, "run", "--session", "u", "--", "sh", "-c",
+		`id -u; echo more >> a.txt; rm a.txt; echo new > b.txt; ls; echo t > /tmp/t && cat /tmp/t
+grep CapEff /proc/self/status; (echo x > /var/tmp/agentfs-unpriv-$$) 2>&1 | grep -o "Read-only file system"`)
+	c.Dir = proj
+	c.Env = append(os.Environ(), "AGENTFS_RUNTIME_DIR="+reg, "HOME="+proj)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	var stdout, stderr strings.Builder
+	c.Stdout, c.Stderr = &stdout, &stderr
+	err = c.Run()
+	if strings.Contains(stderr.String(), "cannot create the sandbox's user namespace") {
+		t.Skip("skipping: this kernel does not allow unprivileged user namespaces: " + stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("run as nobody: %v\nstdout %q\nstderr %q", err, stdout.String(), stderr.String())
+	}
+	checkOut(t, "run as nobody", stdout.String(), lines("65534", "b.txt", "t", "CapEff:\t0000000000000000", "Read-only file system"))
+	if b, err := os.ReadFile(filepath.Join(proj, "a.txt")); err != nil || string(b) != "hello\n" {
+		t.Errorf("host a.txt after the run: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "b.txt")); err == nil {
+		t.Error("b.txt reached the host")
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(proj, ".agentfs", "u.db"), &st); err != nil || st.Uid != nobody {
+		t.Errorf("session database: uid %d, %v", st.Uid, err)
+	}
+}
+
 // TestRunNoNetwork: --no-network leaves no route, even to the host's
 // loopback; without it the host's network is there.
 func TestRunNoNetwork(t *testing.T) {

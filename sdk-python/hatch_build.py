@@ -33,7 +33,7 @@ class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
             shutil.copy2(prebuilt, out)
         elif (cli / "cmd" / "agentfs").is_dir() and shutil.which("go"):
             self.app.display_info(f"building the agentfs engine from {cli} into the wheel")
-            subprocess.run(["go", "build", "-trimpath", "-o", str(out), "./cmd/agentfs"], cwd=cli, check=True)
+            subprocess.run(["go", "build", "-o", str(out), "./cmd/agentfs"], cwd=cli, check=True)
         else:
             raise RuntimeError(
                 "agentfs wheel: no engine to bundle; build from a checkout with Go "

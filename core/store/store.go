@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/tursodatabase/go-libsql" // registers the "libsql" driver
@@ -59,6 +60,9 @@ type DB struct {
 	primary *sql.Conn
 	pool    *sql.DB // the primary conn is taken from here too
 	readers *sql.DB
+
+	group     groupState  // guarded by mu (group.go)
+	groupOpen atomic.Bool // group.open, readable without mu
 }
 
 // Open opens (creating if needed) the database file at path.
@@ -227,6 +231,8 @@ func (db *DB) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	var errs []error
+	errs = append(errs, db.commitGroup())
+	db.setGroupCommit(0)
 	if db.primary != nil {
 		if !db.opts.ReadOnly {
 			var a, b, c int64
@@ -255,6 +261,7 @@ type Conn struct {
 	// stale: the database changed between the data version that the
 	// caller's caches trusted and that transaction's snapshot.
 	lazy, began, stale bool
+	lost               int64 // failed group commits so far (group.go)
 }
 
 // snapshot opens Do's read transaction before the first statement. When
@@ -284,8 +291,10 @@ type staleSnapshot struct{}
 // Do or Write: it differs between two operations exactly when another
 // connection (another process, or another DB in this one) committed in
 // between. Our own commits on the primary connection do not change it,
-// so each cache keeps its own last-seen value and compares.
-func (c *Conn) DataVersion() int64 { return c.dv }
+// so each cache keeps its own last-seen value and compares. It also
+// changes when a group commit failed (group.go): the caches may hold
+// what the rolled-back operations wrote.
+func (c *Conn) DataVersion() int64 { return c.dv + c.lost<<40 }
 
 // Exec runs a statement.
 func (c *Conn) Exec(query string, args ...any) (sql.Result, error) {
@@ -328,7 +337,12 @@ func (db *DB) Do(ctx context.Context, fn func(c *Conn) error) error {
 	if db.primary == nil {
 		return ErrClosed
 	}
-	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), lazy: true}
+	if db.group.open {
+		// Inside the open group's write transaction: its snapshot is
+		// current (nobody else can commit) and shows its own changes.
+		return fn(&Conn{c: db.primary, ctx: context.WithoutCancel(ctx), dv: db.group.dv, lost: db.group.lost})
+	}
+	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), lazy: true, lost: db.group.lost}
 	if err := db.readDataVersion(c); err != nil {
 		return err
 	}
@@ -336,7 +350,7 @@ func (db *DB) Do(ctx context.Context, fn func(c *Conn) error) error {
 	if !stale {
 		return err
 	}
-	c = &Conn{c: db.primary, ctx: c.ctx}
+	c = &Conn{c: db.primary, ctx: c.ctx, lost: db.group.lost}
 	if _, err := c.c.ExecContext(c.ctx, "BEGIN"); err != nil {
 		return classify(err)
 	}
@@ -389,7 +403,10 @@ func (db *DB) Write(ctx context.Context, fn func(c *Conn) error) (err error) {
 	if db.primary == nil {
 		return ErrClosed
 	}
-	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx)}
+	if db.group.delay > 0 {
+		return db.groupWrite(ctx, fn)
+	}
+	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), lost: db.group.lost}
 	if err := db.begin(c); err != nil {
 		return err
 	}
@@ -451,6 +468,7 @@ func (db *DB) Read(ctx context.Context, fn func(c *Conn) error) error {
 	if db.readers == nil {
 		return ErrClosed
 	}
+	db.flushForReaders()
 	conn, err := db.readers.Conn(ctx)
 	if err != nil {
 		return classify(err)
@@ -515,6 +533,9 @@ func (db *DB) Raw(ctx context.Context, fn func(c *Conn) error) error {
 	if db.primary == nil {
 		return ErrClosed
 	}
+	if err := db.commitGroup(); err != nil {
+		return err
+	}
 	return fn(&Conn{c: db.primary, ctx: ctx})
 }
 
@@ -525,6 +546,7 @@ func (db *DB) CopyTo(ctx context.Context, dest string) error {
 	if db.readers == nil {
 		return ErrClosed
 	}
+	db.flushForReaders()
 	conn, err := db.readers.Conn(ctx)
 	if err != nil {
 		return classify(err)
@@ -542,6 +564,7 @@ func (db *DB) Query(ctx context.Context, fn func(c *Conn) error) error {
 	if db.readers == nil {
 		return ErrClosed
 	}
+	db.flushForReaders()
 	conn, err := db.readers.Conn(ctx)
 	if err != nil {
 		return classify(err)

@@ -44,6 +44,7 @@ func serve(db, dir string) int {
 	if os.Getenv("AGENTFS_MOUNT_TEST_DEBUG") != "" {
 		opts.Debug = true
 	}
+	opts.AllowOther = os.Getenv("AGENTFS_MOUNT_TEST_ALLOW_OTHER") != ""
 	srv, err := mount.Mount(dir, a.FS, opts)
 	if err != nil {
 		fmt.Println("error:", err)
@@ -94,20 +95,21 @@ func canMount(t testing.TB) {
 // fixture is a database mounted by a server process.
 type fixture struct {
 	db, dir string
+	env     []string // extra environment of the server
 	cmd     *exec.Cmd
 	out     io.ReadCloser
 }
 
 // mountT creates a database and mounts it; everything is undone at the
 // end of the test.
-func mountT(t testing.TB) *fixture {
+func mountT(t testing.TB, serverEnv ...string) *fixture {
 	t.Helper()
 	canMount(t)
 	base, err := os.MkdirTemp("", "agentfs-mount-test-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx := &fixture{db: filepath.Join(base, "a.db"), dir: filepath.Join(base, "mnt")}
+	fx := &fixture{db: filepath.Join(base, "a.db"), dir: filepath.Join(base, "mnt"), env: serverEnv}
 	if err := os.Mkdir(fx.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +130,7 @@ func (fx *fixture) start(t testing.TB) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "AGENTFS_MOUNT_TEST_SERVE="+fx.dir, "AGENTFS_MOUNT_TEST_DB="+fx.db)
+	cmd.Env = append(cmd.Env, fx.env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

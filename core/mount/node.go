@@ -134,6 +134,13 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	if t, ok := in.GetCTime(); ok {
 		a.Ctime = &t
 	}
+	// chown, and a truncate by a caller without CAP_FSETID (the kernel
+	// says so), clear the set-ID bits (CAP_HANDLE_KILLPRIV_V2).
+	if a.UID != nil || a.GID != nil || (a.Size != nil && in.Valid&fuse.FATTR_KILL_SUIDGID != 0) {
+		if errno := n.killPriv(&a); errno != 0 {
+			return errno
+		}
+	}
 	st, err := n.s.fs.SetattrIno(n.ino, a)
 	if err != nil {
 		return n.s.errno(err)
@@ -141,6 +148,38 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	n.s.fill(st, &out.Attr)
 	out.SetTimeout(n.s.opts.Timeout) // go-fuse leaves it 0 after a setattr
 	return 0
+}
+
+// killPriv adds to a the mode change that drops the set-user-ID bit and
+// the set-group-ID bit of a group-executable file, as Linux does on
+// chown(2) and on a write or truncate by an unprivileged process. With
+// CAP_HANDLE_KILLPRIV_V2 the kernel leaves this to the server. An
+// explicit mode in a wins.
+func (n *node) killPriv(a *vfs.Setattr) syscall.Errno {
+	if a.Mode != nil {
+		return 0
+	}
+	st, err := n.s.fs.StatIno(n.ino)
+	if err != nil {
+		return n.s.errno(err)
+	}
+	if m, ok := dropSetID(st); ok {
+		a.Mode = &m
+	}
+	return 0
+}
+
+// dropSetID is the permission bits of st without the set-ID bits that a
+// write or chown clears, and whether that changes anything.
+func dropSetID(st vfs.Stat) (uint32, bool) {
+	if st.IsDir() {
+		return 0, false
+	}
+	drop := st.Mode & syscall.S_ISUID
+	if st.Mode&syscall.S_IXGRP != 0 {
+		drop |= st.Mode & syscall.S_ISGID
+	}
+	return st.Mode & 0o7777 &^ drop, drop != 0
 }
 
 // openFlags adapts open flags to the writeback cache: the kernel may read

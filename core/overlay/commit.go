@@ -124,10 +124,21 @@ func apply(a *core.Agent, base string, changes []Change, force bool) error {
 	}
 	defer os.RemoveAll(stage)
 	// 1. Stage every file's new content while all base files are intact.
+	// A delta inode with several new names (hard links) is staged once;
+	// its other names become hard links of the first on the host.
 	staged := map[int]string{}
+	firstName := map[int64]string{} // delta inode -> first path written
+	linkTo := map[int]string{}
 	for i, c := range changes {
 		if !c.content {
 			continue
+		}
+		if c.ino != 0 && c.st.Nlink > 1 && c.Type != "dir" {
+			if p, ok := firstName[c.ino]; ok {
+				linkTo[i] = p
+				continue
+			}
+			firstName[c.ino] = c.Path
 		}
 		tmp := filepath.Join(stage, fmt.Sprint(i))
 		if err := stageEntry(a, base, c, tmp, force); err != nil {
@@ -169,6 +180,13 @@ func apply(a *core.Agent, base string, changes []Change, force bool) error {
 			}
 			dirs = append(dirs, c)
 			continue
+		}
+		if first, ok := linkTo[i]; ok {
+			tmp := filepath.Join(stage, fmt.Sprint(i))
+			if err := os.Link(host(first), tmp); err != nil {
+				return fmt.Errorf("commit %s: %w", c.Path, err)
+			}
+			staged[i] = tmp
 		}
 		if tmp, ok := staged[i]; ok {
 			if exists && st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
@@ -240,7 +258,7 @@ func stageEntry(a *core.Agent, base string, c Change, tmp string, force bool) er
 			return err
 		}
 	default:
-		if err := syscall.Mknod(tmp, c.st.Mode, 0); err != nil {
+		if err := syscall.Mknod(tmp, c.st.Mode, int(c.st.Rdev)); err != nil {
 			return err
 		}
 	}
@@ -274,7 +292,7 @@ func copyHost(src, tmp string, st vfs.Stat) error {
 			return err
 		}
 	default:
-		if err := syscall.Mknod(tmp, st.Mode, 0); err != nil {
+		if err := syscall.Mknod(tmp, st.Mode, int(st.Rdev)); err != nil {
 			return err
 		}
 	}

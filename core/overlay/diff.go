@@ -106,7 +106,7 @@ func join(dir, name string) string {
 
 // entries lists the delta entries of directory ino.
 func (d *differ) entries(ino int64) ([]entry, error) {
-	rows, err := d.c.Query(`SELECT CAST(d.name AS BLOB), i.ino, i.mode, i.uid, i.gid, i.size, i.mtime, i.mtime_nsec,
+	rows, err := d.c.Query(`SELECT CAST(d.name AS BLOB), i.ino, i.mode, i.uid, i.gid, i.size, i.mtime, i.mtime_nsec, i.rdev, i.nlink,
 		(SELECT COUNT(*) FROM fs_data x WHERE x.ino = i.ino),
 		o.ino IS NOT NULL, CAST(COALESCE(o.path, '') AS BLOB), COALESCE(o.base_ino, 0), COALESCE(o.base_size, 0),
 		COALESCE(o.base_mtime_ns, 0), COALESCE(o.extent, 0), COALESCE(o.complete, 0),
@@ -123,13 +123,13 @@ func (d *differ) entries(ino int64) ([]entry, error) {
 	for rows.Next() {
 		var e entry
 		var name, path, target []byte
-		var mode, uid, gid, mt, mtns, complete int64
-		if err := rows.Scan(&name, &e.st.Ino, &mode, &uid, &gid, &e.st.Size, &mt, &mtns, &e.chunks,
+		var mode, uid, gid, mt, mtns, rdev, nlink, complete int64
+		if err := rows.Scan(&name, &e.st.Ino, &mode, &uid, &gid, &e.st.Size, &mt, &mtns, &rdev, &nlink, &e.chunks,
 			&e.hasRow, &path, &e.baseIno, &e.baseSize, &e.baseMt, &e.extent, &complete, &target); err != nil {
 			return nil, err
 		}
 		e.name, e.path, e.target, e.complete = string(name), string(path), string(target), complete != 0
-		e.st.Mode, e.st.UID, e.st.GID = uint32(mode), uint32(uid), uint32(gid)
+		e.st.Mode, e.st.UID, e.st.GID, e.st.Rdev, e.st.Nlink = uint32(mode), uint32(uid), uint32(gid), uint64(rdev), uint32(nlink)
 		e.st.Mtime = unixNano(mt, mtns)
 		out = append(out, e)
 	}
@@ -195,7 +195,7 @@ func (d *differ) baseTree(bp, p string, skip map[string]bool) error {
 		}
 		c := Change{Path: join(p, name), Type: typeName(st.Mode), source: join(bp, name)}
 		c.Op = d.opAt(c.Path)
-		c.st = vfs.Stat{Mode: st.Mode, UID: st.Uid, GID: st.Gid, Size: st.Size, Mtime: unixNano(st.Mtim.Sec, st.Mtim.Nsec)}
+		c.st = vfs.Stat{Mode: st.Mode, UID: st.Uid, GID: st.Gid, Size: st.Size, Rdev: st.Rdev, Mtime: unixNano(st.Mtim.Sec, st.Mtim.Nsec)}
 		c.content = st.Mode&syscall.S_IFMT != syscall.S_IFDIR
 		d.out = append(d.out, c)
 		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {

@@ -43,6 +43,8 @@ func edit(t *testing.T, fsys *vfs.FS) {
 	must(fsys.WriteFile("/newdir/deep/f", []byte("deep"), vfs.WriteOptions{}))
 	must(fsys.Rename("/assets", "/static"))
 	must(fsys.Unlink("/link-to-remove"))
+	must(fsys.Link("/new.txt", "/newdir/hard-link"))
+	must(fsys.Mknod("/pipe", syscall.S_IFIFO|0o640, 0))
 }
 
 func baseFiles() map[string]string {
@@ -90,8 +92,10 @@ func TestDiff(t *testing.T) {
 		"A dir /newdir",
 		"A dir /newdir/deep",
 		"A file /newdir/deep/f",
+		"A file /newdir/hard-link",
 		"D file /obsolete.txt",
 		"D file /old-name.txt",
+		"A fifo /pipe",
 		"M file /run.sh",
 		"M file /src/main.go",
 		"A dir /static",
@@ -170,6 +174,14 @@ func TestCommit(t *testing.T) {
 	}
 	if tgt, err := os.Readlink(filepath.Join(base, "main-link")); err != nil || tgt != "src/main.go" {
 		t.Errorf("main-link = %q, %v", tgt, err)
+	}
+	var s1, s2 syscall.Stat_t
+	if syscall.Stat(filepath.Join(base, "new.txt"), &s1) != nil || syscall.Stat(filepath.Join(base, "newdir/hard-link"), &s2) != nil ||
+		s1.Ino != s2.Ino || s1.Nlink != 2 {
+		t.Errorf("hard link not reproduced: inodes %d, %d, nlink %d", s1.Ino, s2.Ino, s1.Nlink)
+	}
+	if st, err := os.Lstat(filepath.Join(base, "pipe")); err != nil || st.Mode()&os.ModeNamedPipe == 0 || st.Mode().Perm() != 0o640 {
+		t.Errorf("pipe = %v, %v", st, err)
 	}
 	entries, _ := os.ReadDir(base)
 	for _, e := range entries {

@@ -12,7 +12,14 @@
 // atime updates in readFile), so dump a copy if the bytes matter.
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { AgentFS } from "turso-agentfs";
+import { pathToFileURL } from "node:url";
+import { isAbsolute } from "node:path";
+
+// AGENTFS_SDK picks another package with agentfs-sdk's API (a name, or the
+// path of its entry file): tests/xlang runs these scripts on this
+// project's TypeScript SDK too.
+const sdk = process.env.AGENTFS_SDK || "turso-agentfs";
+const { AgentFS } = await import(isAbsolute(sdk) ? pathToFileURL(sdk).href : sdk);
 
 const S_IFMT = 0o170000, S_IFREG = 0o100000, S_IFDIR = 0o040000, S_IFLNK = 0o120000;
 

@@ -3,7 +3,14 @@
 // Creates a fresh AgentFS database at DBPATH with the real agentfs-sdk (0.6.4)
 // and replays the deterministic operations listed in fixture-ops.json.
 import { readFileSync, rmSync, existsSync } from "node:fs";
-import { AgentFS } from "turso-agentfs";
+import { pathToFileURL } from "node:url";
+import { isAbsolute } from "node:path";
+
+// AGENTFS_SDK picks another package with agentfs-sdk's API (a name, or the
+// path of its entry file): tests/xlang runs these scripts on this
+// project's TypeScript SDK too.
+const sdk = process.env.AGENTFS_SDK || "turso-agentfs";
+const { AgentFS } = await import(isAbsolute(sdk) ? pathToFileURL(sdk).href : sdk);
 
 const dbPath = process.argv[2];
 if (!dbPath) {

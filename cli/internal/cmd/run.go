@@ -38,6 +38,9 @@ type runConfig struct {
 	Command    []string `json:"command"`
 	NoNetwork  bool     `json:"no_network,omitempty"`
 	Durability string   `json:"durability"`
+	// New: this run created the session (removed again if the command
+	// never started).
+	New bool `json:"new,omitempty"`
 }
 
 // runStatus is what a stage reports on the status pipe when it fails
@@ -204,7 +207,15 @@ func prepareRun(cmd *cobra.Command, session string, allow, argv []string) (runCo
 	if err != nil {
 		return cfg, err
 	}
+	cfg.New = true
 	return cfg, a.Close()
+}
+
+// removeSession deletes the database of a session that never ran.
+func removeSession(cfg runConfig) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(cfg.DB + suffix)
+	}
 }
 
 // runningSession finds a live run of the session database db.
@@ -224,7 +235,7 @@ func printRunHints(cmd *cobra.Command, cfg runConfig) {
 	if r, err := filepath.Rel(cfg.Workdir, cfg.DB); err == nil && !strings.HasPrefix(r, "..") {
 		rel = r
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), `agentfs: session %[1]s is in %[2]s; %[3]s is unchanged.
+	fmt.Fprintf(cmd.ErrOrStderr(), `agentfs: session %[1]s keeps its changes in %[2]s, not in %[3]s.
   Resume: agentfs run --session %[1]s
   Review: agentfs diff %[1]s
   Apply:  agentfs commit %[1]s

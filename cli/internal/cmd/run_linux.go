@@ -118,6 +118,9 @@ func runSession(cmd *cobra.Command, cfg runConfig) error {
 	}
 	pw.Close()
 	if err != nil {
+		if cfg.New {
+			removeSession(cfg)
+		}
 		return usernsError(err)
 	}
 	statusCh := make(chan *runStatus, 1)
@@ -147,6 +150,10 @@ func runSession(cmd *cobra.Command, cfg runConfig) error {
 	close(done)
 	st := <-statusCh
 	if st != nil {
+		// The command never ran: a session made for it goes.
+		if cfg.New {
+			removeSession(cfg)
+		}
 		if st.Hint != "" {
 			return userError{msg: st.Msg, hint: st.Hint}
 		}

@@ -466,7 +466,10 @@ func TestRunExitStatus(t *testing.T) {
 	if r := run(t, "", "run", "--", "sh", "-c", "kill -TERM $$"); r.code != 128+int(syscall.SIGTERM) {
 		t.Errorf("killed by SIGTERM: %d %q", r.code, r.err)
 	}
-	wantFail(t, 127, []string{"run", "--", "no-such-command-xyz"}, "no-such-command-xyz: command not found")
+	wantFail(t, 127, []string{"run", "--session", "typo", "--", "no-such-command-xyz"}, "no-such-command-xyz: command not found")
+	if _, err := os.Stat(".agentfs/typo.db"); err == nil {
+		t.Error("a session whose command never ran was kept")
+	}
 	// Without "--" too, and the command's flags stay its own.
 	r := run(t, "", "run", "sh", "-c", "echo $0", "x")
 	if r.code != 0 || r.out != "x\n" {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"sync"
 	"time"
 )
 
@@ -78,7 +79,7 @@ func (v *IOFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, rename(err, "open", name)
 	}
-	return &ioFile{File: f, name: name, info: info}, nil
+	return &ioFile{f: f, name: name, info: info}, nil
 }
 
 // ReadDir lists a directory, sorted by name.
@@ -180,20 +181,114 @@ func (d dirEntry) Type() fs.FileMode          { return d.info.Mode().Type() }
 func (d dirEntry) Info() (fs.FileInfo, error) { return d.info, nil }
 func (d dirEntry) String() string             { return fs.FormatDirEntry(d) }
 
-// ioFile is an open regular file of an IOFS.
+// ioFile is an open regular file of an IOFS. Reads go through a one-block
+// read-ahead cache: consumers of io/fs read in small pieces (bufio,
+// iotest, 1-byte reads of a template parser) and a remote agent pays a
+// round trip per call. The view is read-only, so only writes by others
+// while the file is open can be missed, as with any read-ahead.
 type ioFile struct {
-	File
+	f    File
 	name string
 	info fileInfo
+
+	mu     sync.Mutex
+	off    int64
+	buf    []byte // cached data at bufOff
+	bufOff int64
+	bufEnd bool // the file ended right after buf when it was read
+	cached bool
 }
 
+// ioBlock is the read-ahead size.
+const ioBlock = 64 << 10
+
 func (f *ioFile) Stat() (fs.FileInfo, error) {
-	st, err := f.File.Stat()
+	st, err := f.f.Stat()
 	if err != nil {
 		return nil, rename(err, "stat", f.name)
 	}
 	return fileInfo{name: f.info.name, st: st}, nil
 }
+
+func (f *ioFile) ReadAt(p []byte, off int64) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.readAt(p, off)
+}
+
+func (f *ioFile) readAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fs.ErrInvalid}
+	}
+	n := 0
+	for n < len(p) {
+		pos := off + int64(n)
+		end := f.bufOff + int64(len(f.buf))
+		switch {
+		case f.cached && pos >= f.bufOff && pos < end:
+			n += copy(p[n:], f.buf[pos-f.bufOff:])
+			continue
+		case f.cached && f.bufEnd && pos >= end:
+			return n, io.EOF
+		case len(p)-n >= ioBlock:
+			// A large read gains nothing from the cache.
+			m, err := f.f.ReadAt(p[n:], pos)
+			return n + m, err
+		}
+		if f.buf == nil {
+			f.buf = make([]byte, ioBlock)
+		}
+		m, err := f.f.ReadAt(f.buf[:ioBlock], pos)
+		if err != nil && err != io.EOF {
+			f.cached = false
+			return n, rename(err, "read", f.name)
+		}
+		f.buf, f.bufOff, f.bufEnd, f.cached = f.buf[:m], pos, m < ioBlock, true
+		if m == 0 {
+			return n, io.EOF
+		}
+	}
+	return n, nil
+}
+
+func (f *ioFile) Read(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, err := f.readAt(p, f.off)
+	f.off += int64(n)
+	if n > 0 && err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+func (f *ioFile) Seek(offset int64, whence int) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += f.off
+	case io.SeekEnd:
+		st, err := f.f.Stat()
+		if err != nil {
+			return 0, rename(err, "seek", f.name)
+		}
+		offset += st.Size
+	default:
+		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: fs.ErrInvalid}
+	}
+	if offset < 0 {
+		return 0, &fs.PathError{Op: "seek", Path: f.name, Err: fs.ErrInvalid}
+	}
+	f.off = offset
+	return offset, nil
+}
+
+func (f *ioFile) Close() error { return f.f.Close() }
 
 // dirFile is an open directory of an IOFS; its entries are read on the
 // first ReadDir.

@@ -29,6 +29,13 @@ func populate(t *testing.T, f agentfs.FileSystem) {
 	must(f.WriteFile(ctx, "/docs/a.md", []byte("# A\n"), agentfs.WriteOptions{}))
 	must(f.WriteFile(ctx, "/docs/deep/er/big.bin", make([]byte, 3*4096+17), agentfs.WriteOptions{Perm: 0o600}))
 	must(f.WriteFile(ctx, "/docs/deep/zero", nil, agentfs.WriteOptions{}))
+	// Larger than the view's read-ahead block, with a pattern that shows
+	// misplaced bytes.
+	huge := make([]byte, 150_001)
+	for i := range huge {
+		huge[i] = byte(i*7 + i/251)
+	}
+	must(f.WriteFile(ctx, "/docs/huge.bin", huge, agentfs.WriteOptions{}))
 	must(f.Symlink(ctx, "hello.txt", "/link.txt"))
 	must(f.Symlink(ctx, "/docs", "/docs-link"))
 }
@@ -47,14 +54,14 @@ func TestIOFS(t *testing.T) {
 func testIOFS(t *testing.T, f agentfs.FileSystem) {
 	populate(t, f)
 	fsys := agentfs.NewIOFS(context.Background(), f)
-	if err := fstest.TestFS(fsys, "hello.txt", "docs/a.md", "docs/deep/er/big.bin", "docs/deep/zero", "empty", "link.txt", "docs-link"); err != nil {
+	if err := fstest.TestFS(fsys, "hello.txt", "docs/a.md", "docs/huge.bin", "docs/deep/er/big.bin", "docs/deep/zero", "empty", "link.txt", "docs-link"); err != nil {
 		t.Fatal(err)
 	}
 	sub, err := fs.Sub(fsys, "docs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fstest.TestFS(sub, "a.md", "deep/er/big.bin", "deep/zero"); err != nil {
+	if err := fstest.TestFS(sub, "a.md", "huge.bin", "deep/er/big.bin", "deep/zero"); err != nil {
 		t.Fatal(err)
 	}
 	b, err := fs.ReadFile(sub, "a.md")
@@ -73,7 +80,7 @@ func testIOFS(t *testing.T, f agentfs.FileSystem) {
 		t.Fatal(err)
 	}
 	// Lexical order within each directory, parents first.
-	want := []string{".", "docs", "docs/a.md", "docs/deep", "docs/deep/er", "docs/deep/er/big.bin", "docs/deep/zero", "docs-link", "empty", "hello.txt", "link.txt"}
+	want := []string{".", "docs", "docs/a.md", "docs/deep", "docs/deep/er", "docs/deep/er/big.bin", "docs/deep/zero", "docs/huge.bin", "docs-link", "empty", "hello.txt", "link.txt"}
 	if !slices.Equal(walked, want) {
 		t.Errorf("WalkDir = %v, want %v", walked, want)
 	}

@@ -25,7 +25,7 @@ import (
 
 // testClient is a minimal stdio client: the protocol as an SDK speaks it.
 type testClient struct {
-	t    *testing.T
+	t    testing.TB
 	w    *io.PipeWriter
 	r    *bufio.Reader
 	wmu  sync.Mutex
@@ -37,7 +37,7 @@ type testClient struct {
 	done chan error // ServeStdio's return
 }
 
-func startEngine(t *testing.T, hello *v1.Hello) (*testClient, *v1.Frame) {
+func startEngine(t testing.TB, hello *v1.Hello) (*testClient, *v1.Frame) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

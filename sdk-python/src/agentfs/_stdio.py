@@ -153,6 +153,19 @@ class StdioTransport:
             raise
         return _decode(pending, response_type)
 
+    def ping(self) -> None:
+        """One Ping/Pong round trip: the transport alone, no method runs."""
+        pending = _Pending()
+        with self._plock:
+            if self._dead is not None:
+                raise EngineUnavailableError(self._dead)
+            id = next(self._ids)
+            self._pending[id] = pending
+        self._write(protocol_pb2.Frame(id=id, ping=protocol_pb2.Ping()), id)
+        pending.done.acquire()
+        if pending.error is not None:
+            raise pending.error
+
     def _send(self, procedure: str, request: Message, pending: _Pending) -> int:
         with self._plock:
             if self._dead is not None:
@@ -206,7 +219,7 @@ class StdioTransport:
                     break
                 frame = protocol_pb2.Frame.FromString(body)
                 kind = frame.WhichOneof("body")
-                if kind == "result" or kind == "welcome":
+                if kind == "result" or kind == "welcome" or kind == "pong":
                     with self._plock:
                         p = self._pending.pop(frame.id, None)
                     if p is not None:

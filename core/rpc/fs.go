@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"errors"
 	"io"
 	"syscall"
 	"time"
@@ -142,31 +141,15 @@ func (s *Service) Unlink(ctx context.Context, r *v1.UnlinkRequest) (*v1.UnlinkRe
 	return &v1.UnlinkResponse{}, fail(f.Unlink(r.Path), "unlink", r.Path)
 }
 
-// Remove is rm: a file or symlink goes with unlink; a directory needs
-// recursive (EISDIR otherwise, as rm without -r); a missing path is an
-// error unless force.
+// Remove is rm (vfs.Remove, one transaction): a file or symlink goes
+// with unlink; a directory needs recursive (EISDIR otherwise, as rm
+// without -r); a missing path is an error unless force.
 func (s *Service) Remove(ctx context.Context, r *v1.RemoveRequest) (*v1.RemoveResponse, error) {
 	f, err := fsFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Lstat(r.Path)
-	switch {
-	case err != nil && r.Force && errors.Is(err, syscall.ENOENT):
-		return &v1.RemoveResponse{}, nil
-	case err != nil:
-		return nil, fail(err, "rm", r.Path)
-	case st.IsDir() && !r.Recursive:
-		return nil, fail(syscall.EISDIR, "rm", r.Path)
-	case st.IsDir():
-		err = f.RemoveAll(r.Path)
-	default:
-		err = f.Unlink(r.Path)
-		if r.Force && errors.Is(err, syscall.ENOENT) {
-			err = nil
-		}
-	}
-	return &v1.RemoveResponse{}, fail(err, "rm", r.Path)
+	return &v1.RemoveResponse{}, fail(f.Remove(r.Path, r.Recursive, r.Force), "rm", r.Path)
 }
 
 func (s *Service) Rename(ctx context.Context, r *v1.RenameRequest) (*v1.RenameResponse, error) {

@@ -196,7 +196,9 @@ var agentless = map[string]bool{
 
 func (i *agentInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if id := req.Header().Get(AgentHeader); id != "" {
+		// Calls about the set of agents ignore the header: a client that
+		// names its agent on every call must be able to create it.
+		if id := req.Header().Get(AgentHeader); id != "" && !agentless[req.Spec().Procedure] {
 			s, err := i.dir.session(ctx, id)
 			if err != nil {
 				return nil, toConnect(err)

@@ -364,10 +364,8 @@ func runStageExec(cmd *cobra.Command) error {
 	os.Setenv("AGENTFS", "1")
 	os.Setenv("AGENTFS_SANDBOX", "linux-namespace")
 	os.Setenv("AGENTFS_SESSION", cfg.Session)
-	// The command runs without the capability the mounts needed (an
-	// ordinary user's run; root's command is root of its namespace).
-	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); e != 0 && e != syscall.EINVAL {
-		return reportStage(status, 1, fmt.Errorf("drop capabilities: %w", e))
+	if err := dropCapabilities(); err != nil {
+		return reportStage(status, 1, err)
 	}
 	path, err := exec.LookPath(cfg.Command[0])
 	if err != nil && !errors.Is(err, exec.ErrDot) {
@@ -377,10 +375,52 @@ func runStageExec(cmd *cobra.Command) error {
 	return reportStage(status, 126, fmt.Errorf("%s: %w", cfg.Command[0], err))
 }
 
-// prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+// dropCapabilities keeps the command from undoing the sandbox. An
+// ordinary user's command gets no capability at all (the ambient one the
+// stages used goes). Root's command stays root of the namespace, without
+// the capabilities that would reach around it: CAP_SYS_ADMIN (remount
+// read-write, unmount the overlay, setns) and CAP_SYS_PTRACE (with it,
+// /proc/PID/root of the FUSE server or of init leads into their mount
+// namespace, where the host directory is writable; without it, the
+// kernel refuses because their capabilities exceed the command's), and
+// the ones that matter only outside a user namespace. They are dropped
+// from the bounding set, so no later exec gets them back.
+func dropCapabilities() error {
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); e != 0 && e != syscall.EINVAL {
+		return fmt.Errorf("drop capabilities: %w", e)
+	}
+	if os.Geteuid() != 0 {
+		// No capabilities after exec: nothing to bound (and no
+		// CAP_SETPCAP to do it with).
+		return nil
+	}
+	for _, c := range []uintptr{
+		19, // CAP_SYS_PTRACE
+		21, // CAP_SYS_ADMIN
+		16, // CAP_SYS_MODULE
+		17, // CAP_SYS_RAWIO
+		22, // CAP_SYS_BOOT
+		25, // CAP_SYS_TIME
+		32, // CAP_MAC_OVERRIDE
+		33, // CAP_MAC_ADMIN
+		34, // CAP_SYSLOG
+		38, // CAP_PERFMON
+		39, // CAP_BPF
+		40, // CAP_CHECKPOINT_RESTORE
+	} {
+		// EINVAL: a kernel older than the capability.
+		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapbsetDrop, c, 0, 0, 0, 0); e != 0 && e != syscall.EINVAL {
+			return fmt.Errorf("drop capability %d: %w", c, e)
+		}
+	}
+	return nil
+}
+
+// prctl options.
 const (
-	prCapAmbient         = 47
-	prCapAmbientClearAll = 4
+	prCapbsetDrop        = 24 // PR_CAPBSET_DROP
+	prCapAmbient         = 47 // PR_CAP_AMBIENT
+	prCapAmbientClearAll = 4  // PR_CAP_AMBIENT_CLEAR_ALL
 )
 
 // foregroundTTY reports whether stdin is a terminal whose foreground

@@ -83,10 +83,39 @@ func runHelper(args []string) int {
 			}
 		}
 		fmt.Printf("routes=%d up=%d\n", routes, up)
+	case "escape":
+		// Try to reach around the sandbox: args[1] is a host file
+		// hidden by the private /tmp, args[2] a name to create.
+		err := syscall.Mount("", "/etc", "", syscall.MS_REMOUNT|syscall.MS_BIND, "")
+		fmt.Println("remount rw:", errName(err))
+		wd, _ := os.Getwd()
+		fmt.Println("unmount the overlay:", errName(syscall.Unmount(wd, syscall.MNT_DETACH)))
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if e.Name()[0] < '0' || e.Name()[0] > '9' {
+				continue
+			}
+			if _, err := os.ReadFile("/proc/" + e.Name() + "/root" + args[1]); err == nil {
+				fmt.Println("read the host through /proc/" + e.Name() + "/root")
+			}
+			os.WriteFile("/proc/"+e.Name()+"/cwd/"+args[2], []byte("x"), 0o644)
+			os.WriteFile("/proc/"+e.Name()+"/root"+wd+"/"+args[2], []byte("x"), 0o644)
+		}
 	default:
 		return 2
 	}
 	return 0
+}
+
+func errName(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errnoName(errno)
+	}
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
 }
 
 // sandboxProject makes a project directory with a few files, moves into
@@ -425,6 +454,28 @@ grep CapEff /proc/self/status; (echo x > /var/tmp/agentfs-unpriv-$$) 2>&1 | grep
 	var st syscall.Stat_t
 	if err := syscall.Stat(filepath.Join(proj, ".agentfs", "u.db"), &st); err != nil || st.Uid != nobody {
 		t.Errorf("session database: uid %d, %v", st.Uid, err)
+	}
+}
+
+// TestRunNoEscape: root in the sandbox cannot remount, unmount the
+// overlay, or reach the host through /proc/PID/root or cwd of the
+// sandbox's own processes (init, the FUSE server), whose mount namespace
+// shows the host writable; with or without a user namespace.
+func TestRunNoEscape(t *testing.T) {
+	dir := sandboxProject(t)
+	marker := filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-run-marker-%d", os.Getpid()))
+	if err := os.WriteFile(marker, []byte("host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(marker) })
+	for _, userns := range []string{"on", "off"} {
+		t.Setenv("AGENTFS_RUN_USERNS", userns)
+		r := run(t, "", "run", "--", "./"+helperName, "escape", marker, "escaped")
+		checkOut(t, "escape attempts, user namespace "+userns, r.out, lines("remount rw: EPERM", "unmount the overlay: EPERM"))
+		if _, err := os.Stat(filepath.Join(dir, "escaped")); err == nil {
+			t.Errorf("user namespace %s: the sandbox wrote the host directory", userns)
+			os.Remove(filepath.Join(dir, "escaped"))
+		}
 	}
 }
 

@@ -171,6 +171,12 @@ impl AgentFS {
         Arc::clone(&self.c.t)
     }
 
+    /// A round trip that does no work: checks that the engine (or server)
+    /// answers.
+    pub fn ping(&self) -> io::Result<()> {
+        self.c.t.ping()
+    }
+
     /// The engine's process id (stdio transport).
     pub fn engine_pid(&self) -> Option<u32> {
         self.c.t.engine_pid()

@@ -73,6 +73,17 @@ impl Transport for Http {
         Err(connect_error(procedure, status, &body))
     }
 
+    fn ping(&self) -> io::Result<()> {
+        let url = format!("{}/healthz", self.base);
+        let mut resp = self.agent.get(&url).call().map_err(|e| unavailable(&url, e))?;
+        let status = resp.status().as_u16();
+        let body = resp.body_mut().read_to_vec().map_err(|e| unavailable(&url, e))?;
+        if status != 200 {
+            return Err(connect_error("/healthz", status, &body));
+        }
+        Ok(())
+    }
+
     fn close(&self) -> io::Result<()> {
         Ok(())
     }

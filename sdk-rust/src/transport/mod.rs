@@ -43,6 +43,10 @@ pub trait Transport: Send + Sync {
         })
     }
 
+    /// A round trip that does no work in the engine: Ping/Pong over stdio,
+    /// the health endpoint over HTTP.
+    fn ping(&self) -> io::Result<()>;
+
     /// Finishes the calls in flight and releases the engine.
     fn close(&self) -> io::Result<()>;
 

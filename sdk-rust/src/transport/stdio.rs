@@ -150,23 +150,31 @@ impl Stdio {
 
     /// Sends a Call and returns the slot its answer will fill.
     fn start_call(&self, procedure: &'static str, payload: Vec<u8>) -> io::Result<(u64, Arc<Slot>)> {
+        self.send_new(procedure, |id| pb::Frame {
+            id,
+            body: Some(Body::Call(pb::Call { method: procedure.into(), payload })),
+        })
+    }
+
+    /// Registers a slot for a new id and sends the frame `make` builds.
+    fn send_new(&self, what: &str, make: impl FnOnce(u64) -> pb::Frame) -> io::Result<(u64, Arc<Slot>)> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let slot = Slot::new();
         {
             let mut p = self.shared.lock_pending();
             if let Some(why) = &p.closed {
-                return Err(error::other(pb::ErrorKind::Unavailable, format!("{procedure}: {why}")));
+                return Err(error::other(pb::ErrorKind::Unavailable, format!("{what}: {why}")));
             }
             p.calls.insert(id, Arc::clone(&slot));
         }
-        let frame = pb::Frame { id, body: Some(Body::Call(pb::Call { method: procedure.into(), payload })) };
+        let frame = make(id);
         if let Err(e) = self.shared.send(&frame) {
             // A broken pipe means the engine is gone: its stdout ends too,
             // and the reader fails this slot with the exit status. Only a
             // connection closed on our side is answered here.
             if self.shared.writer.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
                 self.shared.lock_pending().calls.remove(&id);
-                return Err(error::other(pb::ErrorKind::Unavailable, format!("{procedure}: {e}")));
+                return Err(error::other(pb::ErrorKind::Unavailable, format!("{what}: {e}")));
             }
         }
         Ok((id, slot))
@@ -177,6 +185,11 @@ impl Transport for Stdio {
     fn call(&self, procedure: &'static str, payload: Vec<u8>) -> io::Result<Vec<u8>> {
         let (_, slot) = self.start_call(procedure, payload)?;
         slot.wait()
+    }
+
+    fn ping(&self) -> io::Result<()> {
+        let (_, slot) = self.send_new("ping", |id| pb::Frame { id, body: Some(Body::Ping(pb::Ping {})) })?;
+        slot.wait().map(|_| ())
     }
 
     #[cfg(feature = "tokio")]
@@ -287,6 +300,11 @@ impl Shared {
                     };
                     let answer = pb::Result { payload: Vec::new(), error: Some(err) };
                     let _ = self.send(&pb::Frame { id: frame.id, body: Some(Body::Result(answer)) });
+                }
+                Some(Body::Pong(_)) => {
+                    if let Some(slot) = self.lock_pending().calls.remove(&frame.id) {
+                        slot.fill(Ok(Vec::new()));
+                    }
                 }
                 Some(Body::Ping(_)) => {
                     let _ = self.send(&pb::Frame { id: frame.id, body: Some(Body::Pong(pb::Pong {})) });

@@ -321,6 +321,7 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 pub fn exercise(a: &AgentFS) {
     use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
     let fs = a.fs();
+    a.ping().unwrap();
 
     fs.mkdir_all("/w/deep/er").unwrap();
     fs.mkdir_all("/w/deep/er").unwrap(); // -p: existing is fine

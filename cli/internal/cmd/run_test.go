@@ -445,6 +445,27 @@ grep CapEff /proc/self/status; (echo x > /var/tmp/agentfs-unpriv-$$) 2>&1 | grep
 		t.Fatalf("run as nobody: %v\nstdout %q\nstderr %q", err, stdout.String(), stderr.String())
 	}
 	checkOut(t, "run as nobody", stdout.String(), lines("65534", "b.txt", "t", "CapEff:\t0000000000000000", "Read-only file system"))
+	// No way around the sandbox either.
+	if err := os.Link(bin, filepath.Join(proj, helperName)); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-run-marker-%d", os.Getpid()))
+	if err := os.WriteFile(marker, []byte("host"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(marker) })
+	c = exec.Command(bin, "run", "--", "./"+helperName, "escape", marker, "escaped")
+	c.Dir = proj
+	c.Env = append(os.Environ(), "AGENTFS_RUNTIME_DIR="+reg, "HOME="+proj)
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("escape attempts as nobody: %v", err)
+	}
+	checkOut(t, "escape attempts as nobody", string(out), lines("remount rw: EPERM", "unmount the overlay: EPERM"))
+	if _, err := os.Stat(filepath.Join(proj, "escaped")); err == nil {
+		t.Error("the sandbox of nobody wrote the host directory")
+	}
 	if b, err := os.ReadFile(filepath.Join(proj, "a.txt")); err != nil || string(b) != "hello\n" {
 		t.Errorf("host a.txt after the run: %q, %v", b, err)
 	}

@@ -140,7 +140,7 @@ func sortSnapshots(s []Snapshot) {
 // restoredTables are copied back by RestoreSnapshot, in this order.
 var restoredTables = []string{
 	"fs_config", "fs_inode", "fs_dentry", "fs_data", "fs_symlink", "fs_xattr",
-	"fs_whiteout", "fs_origin", "fs_overlay_config", "agentfs_overlay_inode", "kv_store", "tool_calls",
+	"fs_whiteout", "fs_origin", "fs_overlay_config", "agentfs_overlay_inode", "agentfs_overlay_whiteout", "kv_store", "tool_calls",
 }
 
 // RestoreSnapshot replaces the content of the database with the snapshot,

@@ -73,8 +73,24 @@ func Commit(a *core.Agent, opts CommitOptions) (CommitResult, error) {
 	}
 	res.Changes = changes
 	base := a.FS.Base()
+	removed, err := removedBase(a)
+	if err != nil {
+		return res, err
+	}
 	for _, c := range changes {
-		if c.Op == Deleted || c.ino == 0 {
+		if c.Op == Deleted {
+			// The entry and what was removed below it (a removed tree
+			// keeps one record per entry).
+			i := sort.Search(len(removed), func(i int) bool { return removed[i].path >= c.Path })
+			for ; i < len(removed) && (removed[i].path == c.Path || strings.HasPrefix(removed[i].path, c.Path+"/")); i++ {
+				if removed[i].changed(filepath.Join(base, filepath.FromSlash(removed[i].path))) {
+					res.Conflicts = append(res.Conflicts, c.Path)
+					break
+				}
+			}
+			continue
+		}
+		if c.ino == 0 {
 			continue
 		}
 		info, ok, err := a.FS.OverlayInfo(c.ino)
@@ -99,6 +115,45 @@ func Commit(a *core.Agent, opts CommitOptions) (CommitResult, error) {
 	}
 	res.Applied = true
 	return res, reset(a, base)
+}
+
+// removedEntry is what a base entry was when the overlay removed it.
+type removedEntry struct {
+	path               string
+	ino, size, mtimeNs int64
+}
+
+// changed reports whether the host entry at p is no longer the one
+// removed (for a directory: its entries changed, or it was replaced).
+func (r removedEntry) changed(p string) bool {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		return false // gone already: nothing to lose
+	}
+	return int64(st.Ino) != r.ino || st.Mtim.Nano() != r.mtimeNs || (st.Mode&syscall.S_IFMT != syscall.S_IFDIR && st.Size != r.size)
+}
+
+// removedBase lists the records of removed base entries, sorted by path.
+func removedBase(a *core.Agent) ([]removedEntry, error) {
+	var out []removedEntry
+	err := a.DB.Do(bgCtx, func(c *store.Conn) error {
+		rows, err := c.Query("SELECT CAST(path AS BLOB), base_ino, base_size, base_mtime_ns FROM " + vfs.WhiteoutTable + " ORDER BY path")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p []byte
+			var r removedEntry
+			if err := rows.Scan(&p, &r.ino, &r.size, &r.mtimeNs); err != nil {
+				return err
+			}
+			r.path = string(p)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
 }
 
 // baseChanged reports whether the base file recorded in info is no longer
@@ -325,6 +380,7 @@ func reset(a *core.Agent, base string) error {
 			"DELETE FROM fs_symlink",
 			"DELETE FROM fs_xattr",
 			"DELETE FROM fs_whiteout",
+			"DELETE FROM " + vfs.WhiteoutTable,
 			"DELETE FROM fs_origin",
 			"DELETE FROM " + vfs.OverlayTable,
 			"DELETE FROM fs_inode WHERE ino <> 1",

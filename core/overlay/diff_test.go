@@ -231,3 +231,49 @@ func TestCommit_RefusesChangedBase(t *testing.T) {
 		t.Fatalf("f.txt = %q %v; want the host's content with the overlay's mode", b, st.Mode())
 	}
 }
+
+// Deleting a file or a tree that the host changed afterwards is a
+// conflict too: the commit would throw the host's change away.
+func TestCommit_RefusesDeletingChangedBase(t *testing.T) {
+	a, base := newOverlay(t, map[string]string{"f.txt": "one", "tree/a": "a", "tree/sub/b": "b", "other": "o"})
+	if err := a.FS.Unlink("/f.txt"); err != nil {
+		t.Fatal(err)
+	}
+	// As rm -rf does it through a mount: one entry at a time.
+	for _, p := range []string{"/tree/sub/b", "/tree/a"} {
+		if err := a.FS.Unlink(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"/tree/sub", "/tree"} {
+		if err := a.FS.Rmdir(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.FS.Unlink("/other"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if err := os.WriteFile(filepath.Join(base, "f.txt"), []byte("host edit"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "tree/sub/b"), []byte("host edit"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := overlay.Commit(a, overlay.CommitOptions{})
+	var ce *overlay.ConflictError
+	if !errors.As(err, &ce) || !slices.Equal(ce.Paths, []string{"/f.txt", "/tree"}) {
+		t.Fatalf("Commit = %v, want conflicts on /f.txt and /tree", err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "other")); err != nil {
+		t.Fatalf("a refused commit deleted other: %v", err)
+	}
+	if _, err := overlay.Commit(a, overlay.CommitOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"f.txt", "tree", "other"} {
+		if _, err := os.Lstat(filepath.Join(base, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after a forced commit: %v", p, err)
+		}
+	}
+}

@@ -23,7 +23,7 @@ const AgentFSVersion = "0.4"
 
 // FormatVersion is this project's own schema version, kept in
 // agentfs_meta.format_version. It counts changes to the extension tables.
-// 2 added agentfs_overlay_inode.
+// 2 added agentfs_overlay_inode and agentfs_overlay_whiteout.
 const FormatVersion = 2
 
 // DefaultChunkSize is the size of the fs_data chunks of a new database.
@@ -145,6 +145,7 @@ var extensions = []string{
         size INTEGER NOT NULL
       )`,
 	OverlayInodeSchema,
+	OverlayWhiteoutSchema,
 }
 
 // OverlayInodeSchema is the table of the delta inodes of an overlay that
@@ -159,6 +160,16 @@ const OverlayInodeSchema = `CREATE TABLE IF NOT EXISTS agentfs_overlay_inode (
         base_mtime_ns INTEGER NOT NULL,
         extent INTEGER NOT NULL DEFAULT 0,
         complete INTEGER NOT NULL DEFAULT 0
+      )`
+
+// OverlayWhiteoutSchema records, beside each fs_whiteout row written by
+// this engine, what the base entry was when it was removed, so that a
+// commit can tell whether the host changed it since (format 2).
+const OverlayWhiteoutSchema = `CREATE TABLE IF NOT EXISTS agentfs_overlay_whiteout (
+        path TEXT PRIMARY KEY,
+        base_ino INTEGER NOT NULL,
+        base_size INTEGER NOT NULL,
+        base_mtime_ns INTEGER NOT NULL
       )`
 
 // Info describes what a database file holds.

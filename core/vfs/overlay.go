@@ -42,6 +42,10 @@ import (
 // OverlayTable is this project's extension table of overlay inodes.
 const OverlayTable = "agentfs_overlay_inode"
 
+// WhiteoutTable records the base entry each whiteout hides, as it was
+// when removed.
+const WhiteoutTable = "agentfs_overlay_whiteout"
+
 // errNeedWrite stops a read that must copy a base entry up; f.read runs
 // it again in a write transaction.
 var errNeedWrite = errors.New("overlay: copy-up needs a write transaction")
@@ -378,13 +382,19 @@ func (f *FS) ovRemoving(c *store.Conn, parent int64, name string) error {
 		[]byte(bp), []byte(n.path), time.Now().Unix()); err != nil {
 		return err
 	}
+	if _, err := c.Exec("INSERT OR IGNORE INTO "+WhiteoutTable+" (path, base_ino, base_size, base_mtime_ns) VALUES (CAST(? AS TEXT), ?, ?, ?)",
+		[]byte(bp), int64(st.Ino), st.Size, st.Mtim.Nano()); err != nil {
+		return err
+	}
 	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
 		// The whiteout of a directory hides everything below it: the
 		// whiteouts of its entries (an rm -rf leaves one per file) are
-		// redundant now. '0' follows '/' in byte order.
-		_, err = c.Exec("DELETE FROM fs_whiteout WHERE path > CAST(? AS TEXT) AND path < CAST(? AS TEXT)", []byte(bp+"/"), []byte(bp+"0"))
+		// redundant now. '0' follows '/' in byte order. What the removed
+		// entries were stays in WhiteoutTable for commit's checks.
+		_, err := c.Exec("DELETE FROM fs_whiteout WHERE path > CAST(? AS TEXT) AND path < CAST(? AS TEXT)", []byte(bp+"/"), []byte(bp+"0"))
+		return err
 	}
-	return err
+	return nil
 }
 
 // ovPurge drops the overlay rows of a deleted inode.

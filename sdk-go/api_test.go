@@ -282,6 +282,21 @@ func testAPI(t *testing.T, open func(t *testing.T) agentfs.Agent) {
 		}
 	})
 
+	t.Run("canceled", func(t *testing.T) {
+		a := open(t)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := a.FS().WriteFile(cctx, "/c", []byte("x"), agentfs.WriteOptions{}); !errors.Is(err, context.Canceled) {
+			t.Errorf("WriteFile with a canceled context = %v", err)
+		}
+		if err := a.KV().Set(cctx, "k", 1); !errors.Is(err, context.Canceled) {
+			t.Errorf("KV Set with a canceled context = %v", err)
+		}
+		if ok, err := a.FS().Exists(ctx, "/c"); ok || err != nil {
+			t.Errorf("the canceled write happened: %v, %v", ok, err)
+		}
+	})
+
 	t.Run("concurrent", func(t *testing.T) {
 		a := open(t)
 		var wg sync.WaitGroup

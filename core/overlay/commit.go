@@ -63,8 +63,8 @@ func (e *ConflictError) Unwrap() error { return syscall.ESTALE }
 // another that the same commit replaces. Then the delta is emptied: the
 // overlay shows the host directory, which now has the changes.
 //
-// Files whose base changed since their copy-up are refused with a
-// *ConflictError unless opts.Force.
+// Paths whose base changed since their copy-up, or since the overlay
+// removed them, are refused with a *ConflictError unless opts.Force.
 func Commit(a *core.Agent, opts CommitOptions) (CommitResult, error) {
 	var res CommitResult
 	changes, err := Diff(a)

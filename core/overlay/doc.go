@@ -36,8 +36,9 @@
 //     inode number never changes after that, whatever is written.
 //   - Data copy-up is per chunk: a write stores only the chunks it
 //     touches; the other bytes keep coming from the base file.
-//   - Removing a base entry records a whiteout; removing a base tree
-//     (rm -rf, RemoveAll) records one whiteout for its root.
+//   - Removing a base entry records a whiteout and what the entry was
+//     (for Commit's conflict check); removing a base tree leaves one
+//     whiteout, for its root.
 //   - Extended attributes and hard links of the base are not carried up:
 //     each base name is its own inode in the delta.
 //

@@ -26,9 +26,10 @@ base first and renamed into place, so no reader sees a half-written file.
 Afterwards the overlay's delta is empty: it shows the host directory, which
 now holds the changes.
 
-A file whose host version changed since the overlay copied it up is a
-conflict: commit then changes nothing and lists the paths, unless --force
-(the overlay's version wins). --dry-run prints what would be done.`,
+A path whose host version changed since the overlay copied it up (or,
+for a deletion, since the overlay removed it) is a conflict: commit then
+changes nothing and lists the paths, unless --force (the overlay's version
+wins). --dry-run prints what would be done.`,
 		Example: `  agentfs commit my-session --dry-run
   agentfs commit my-session`,
 		Args: cobra.ExactArgs(1),

@@ -15,5 +15,5 @@ if (process.platform !== "linux" || process.arch !== "x64") {
   process.exit(1);
 }
 mkdirSync(dirname(out), { recursive: true });
-execFileSync("go", ["build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/agentfs"], { cwd: cli, stdio: "inherit" });
+execFileSync("go", ["build", "-ldflags=-s -w", "-o", out, "./cmd/agentfs"], { cwd: cli, stdio: "inherit" });
 console.error(`build-engine: ${out} (${(statSync(out).size / 1048576).toFixed(1)} MiB)`);

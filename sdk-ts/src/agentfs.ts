@@ -48,7 +48,8 @@ export class AgentFS {
   readonly rpc: { agent: AgentServiceClient; sandbox: SandboxServiceClient };
 
   protected constructor(
-    private readonly transport: Transport,
+    /** The transport (StdioTransport or HttpTransport). */
+    readonly transport: Transport,
     /** The engine's description of the database when it was opened. */
     readonly info: InfoResponse | undefined,
   ) {
@@ -86,10 +87,14 @@ export class AgentFS {
   private static async openHttp(options: AgentFSOptions): Promise<AgentFS> {
     if (!options.id) throw kindError("INVALID_ARGUMENT", "AgentFS.open({ url }) needs the agent id");
     const t = new HttpTransport({ url: options.url!, token: options.token, agent: options.id });
-    const admin = new AgentServiceClient(t);
     let info: InfoResponse | undefined;
-    if (options.noCreate) info = await admin.info({});
-    else info = (await admin.createAgent({ id: options.id, existOk: true, chunkSize: BigInt(options.chunkSize ?? 0) })).info;
+    if (options.noCreate) {
+      info = await new AgentServiceClient(t).info({});
+    } else {
+      // CreateAgent is a server-wide call: no Agentfs-Agent header.
+      const server = new AgentServiceClient(new HttpTransport({ url: options.url!, token: options.token }));
+      info = (await server.createAgent({ id: options.id, existOk: true, chunkSize: BigInt(options.chunkSize ?? 0) })).info;
+    }
     return new AgentFS(t, info);
   }
 

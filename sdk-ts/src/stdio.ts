@@ -140,6 +140,20 @@ export class StdioTransport implements Transport {
     return p;
   }
 
+  /**
+   * ping sends a Ping frame and resolves when the engine's Pong arrives:
+   * the round trip of the transport alone (the engine answers it without
+   * dispatching a call).
+   */
+  ping(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    const p = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    if (this.pending.size === 1) this.ref();
+    this.sendFrame({ id: BigInt(id), body: { case: "ping", value: {} } });
+    return p.then(() => undefined);
+  }
+
   // Frames written in the same tick go out together: the first write corks
   // the pipe and the uncork runs once the current code yields.
   private write(bufs: Uint8Array[]): void {
@@ -191,6 +205,15 @@ export class StdioTransport implements Transport {
       case "ping":
         this.sendFrame({ id: f.id, body: { case: "pong", value: {} } });
         return;
+      case "pong": {
+        const p = this.pending.get(id);
+        if (p) {
+          this.pending.delete(id);
+          if (this.pending.size === 0) this.idle();
+          p.resolve(new Uint8Array(0));
+        }
+        return;
+      }
       default:
         return;
     }

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The TypeScript SDK beside Turso's agentfs-sdk 0.6.4, in one run: both
+# packages installed side by side in a scratch project (ours from `npm pack`
+# of sdk-ts, with its bundled engine; Turso's as the npm alias
+# turso-agentfs, as tests/compat does), then shared/bench/workloads.mjs,
+# unchanged, on each under /usr/bin/time -v, then the stdio round trip of
+# an empty call, then a Markdown table (bench/compare-ts.mjs).
+#
+#   ./bench/sdk-ts.sh                                            full size
+#   N_FILES=1000 N_KV=1000 N_TOOLS=1000 BIG_MIB=8 COLD_RUNS=2 WARM=100 ./bench/sdk-ts.sh
+#
+# Env: WORKLOADS (../shared/bench/workloads.mjs from the repository root),
+# RESULTS (bench/results), SIDES ("ref ts"), and the knobs of workloads.mjs.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+WORKLOADS=${WORKLOADS:-$ROOT/../shared/bench/workloads.mjs}
+RESULTS=${RESULTS:-$ROOT/bench/results}
+SIDES=${SIDES:-ref ts}
+TS=$(date +%Y%m%d-%H%M%S)
+PROJ=$ROOT/bench/tmp/sdk-ts-project
+mkdir -p "$RESULTS" "$PROJ"
+say() { printf '\n== %s\n' "$*" >&2; }
+[[ -f $WORKLOADS ]] || { echo "no $WORKLOADS (set WORKLOADS=/path/to/workloads.mjs)" >&2; exit 1; }
+TIME=()
+if /usr/bin/time -v true >/dev/null 2>&1; then TIME=(/usr/bin/time -v); else echo "note: no /usr/bin/time -v: no whole-run peak RSS" >&2; fi
+
+say "pack sdk-ts (tsc, engine build) and install both SDKs into $PROJ"
+(cd sdk-ts && npm ci --no-audit --no-fund --silent)
+TARBALL=$(cd sdk-ts && npm pack --silent --pack-destination "$PROJ" | tail -1)
+cat >"$PROJ/package.json" <<JSON
+{ "name": "sdk-ts-bench", "private": true, "type": "module",
+  "dependencies": { "agentfs-sdk": "file:./$TARBALL", "turso-agentfs": "npm:agentfs-sdk@0.6.4" } }
+JSON
+(cd "$PROJ" && rm -rf node_modules/agentfs-sdk && npm install --no-audit --no-fund --silent)
+# workloads.mjs resolves SDK from its own directory: a byte-identical copy
+# beside node_modules.
+cp "$WORKLOADS" "$PROJ/workloads.mjs"
+cmp "$WORKLOADS" "$PROJ/workloads.mjs"
+unset AGENTFS_BIN # our side must use the engine bundled in the package
+
+files=()
+for side in $SIDES; do
+	case $side in
+	ref) sdk=turso-agentfs ;;
+	ts) sdk=agentfs-sdk ;;
+	*) echo "unknown side $side" >&2; exit 1 ;;
+	esac
+	out=$RESULTS/$TS-sdk-$side.txt
+	say "$side: SDK=$sdk node workloads.mjs"
+	(cd "$PROJ" && SDK=$sdk BENCH_DIR=$ROOT/bench/tmp/$TS-$side "${TIME[@]}" node workloads.mjs) 2>&1 | tee "$out"
+	files+=(--"$side" "$out")
+done
+
+say "stdio round trip of an empty call"
+RTT=$RESULTS/$TS-sdk-ts-rtt.txt
+cp bench/sdk-ts-rtt.mjs "$PROJ/rtt.mjs"
+(cd "$PROJ" && node rtt.mjs) | tee "$RTT"
+
+say "comparison"
+node bench/compare-ts.mjs "${files[@]}" --rtt "$RTT" | tee "$RESULTS/$TS-sdk-ts-table.md"
+echo "raw outputs: $RESULTS/$TS-sdk-*.txt; table: $RESULTS/$TS-sdk-ts-table.md" >&2

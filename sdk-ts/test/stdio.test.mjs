@@ -1,0 +1,112 @@
+// The stdio transport: the API suite, concurrency, a killed engine, process
+// lifetime, opening by id/path/temporary, and finding the engine.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { AgentFS } from "../dist/index.js";
+import { ENGINE, PKG, failure, tempDir } from "./helpers.mjs";
+import { apiSuite } from "./api-suite.mjs";
+
+apiSuite("stdio", async (t) => AgentFS.open({ path: join(tempDir(t), "a.db") }));
+
+test("stdio: open by id, by path, temporary", async (t) => {
+  const dir = tempDir(t);
+  const a = await AgentFS.open({ id: "agent-1", cwd: dir });
+  await a.fs.writeFile("/x", "1");
+  await a.close();
+  assert.ok(existsSync(join(dir, ".agentfs", "agent-1.db")));
+  const b = await AgentFS.open({ id: "agent-1", cwd: dir });
+  assert.equal(await b.fs.readFile("/x", "utf8"), "1");
+  await b.close();
+
+  const tmp = await AgentFS.open();
+  const p = tmp.info.path;
+  await tmp.fs.writeFile("/t", "t");
+  assert.ok(existsSync(p));
+  await tmp.close();
+  assert.ok(!existsSync(p), "temporary database removed on close");
+
+  const e = await failure(() => AgentFS.open({ path: join(dir, "missing.db"), noCreate: true }));
+  assert.match(e.message, /missing\.db/);
+  assert.equal(e.code, "ERR_AGENTFS_NOT_FOUND");
+  const bad = await failure(() => AgentFS.open({ id: "../evil" }));
+  assert.equal(bad.code, "ERR_AGENTFS_INVALID_ARGUMENT");
+});
+
+test("stdio: many calls in flight", async (t) => {
+  const a = await AgentFS.open({ path: join(tempDir(t), "c.db") });
+  const n = 2000;
+  await Promise.all(Array.from({ length: n }, (_, i) => a.fs.writeFile(`/d${i % 10}/f${i}`, `v${i}`)));
+  const got = await Promise.all(Array.from({ length: n }, (_, i) => a.fs.readFile(`/d${i % 10}/f${i}`, "utf8")));
+  got.forEach((v, i) => assert.equal(v, `v${i}`));
+  const errs = await Promise.allSettled(Array.from({ length: 200 }, (_, i) => (i % 2 ? a.fs.stat(`/d0/f${i * 10}`) : a.fs.stat(`/none${i}`))));
+  errs.forEach((r, i) => {
+    if (i % 2) assert.equal(r.status, "fulfilled");
+    else assert.equal(r.reason.code, "ENOENT");
+  });
+  await a.close();
+  await assert.rejects(() => a.fs.stat("/"), { code: "ERR_AGENTFS_UNAVAILABLE", message: /closed/ });
+});
+
+test("stdio: an engine killed mid-call rejects every pending call", async (t) => {
+  const a = await AgentFS.open({ path: join(tempDir(t), "k.db") });
+  const transport = a.transport;
+  const big = Buffer.alloc(32 << 20, 7);
+  const calls = [a.fs.writeFile("/big", big), ...Array.from({ length: 100 }, (_, i) => a.kv.set(`k${i}`, i))];
+  transport.kill("SIGKILL");
+  const results = await Promise.allSettled(calls);
+  assert.equal(results.filter((r) => r.status === "rejected").length >= 1, true);
+  for (const r of results) {
+    if (r.status === "rejected") {
+      assert.equal(r.reason.code, "ERR_AGENTFS_UNAVAILABLE");
+      assert.match(r.reason.message, /engine was killed by SIGKILL/);
+    }
+  }
+  await assert.rejects(() => a.fs.stat("/"), { code: "ERR_AGENTFS_UNAVAILABLE" });
+  await a.close(); // closing a dead agent does not hang or throw
+});
+
+test("stdio: an idle agent does not keep node alive; close() lets it exit", () => {
+  const script = (close) => `
+    import { AgentFS } from ${JSON.stringify(join(PKG, "dist", "index.js"))};
+    const a = await AgentFS.open();
+    await a.fs.writeFile('/x', 'y');
+    console.log(await a.fs.readFile('/x', 'utf8'));
+    ${close ? "await a.close(); console.log('closed');" : ""}`;
+  for (const close of [false, true]) {
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script(close)], { encoding: "utf8", timeout: 20000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, close ? "y\nclosed\n" : "y\n");
+  }
+});
+
+test("stdio: finding the engine", async (t) => {
+  const saved = process.env.AGENTFS_BIN;
+  process.env.AGENTFS_BIN = "/nonexistent/agentfs";
+  try {
+    await assert.rejects(() => AgentFS.open(), { code: "ERR_AGENTFS_NOT_FOUND", message: /AGENTFS_BIN=\/nonexistent\/agentfs/ });
+  } finally {
+    process.env.AGENTFS_BIN = saved;
+  }
+  // the explicit option wins over AGENTFS_BIN
+  process.env.AGENTFS_BIN = "/nonexistent/agentfs";
+  try {
+    const a = await AgentFS.open({ engine: ENGINE });
+    await a.close();
+  } finally {
+    process.env.AGENTFS_BIN = saved;
+  }
+  // nothing anywhere: the error says how to get the engine (a copy of the
+  // package without the bundled engine, no AGENTFS_BIN, nothing on PATH)
+  const copy = tempDir(t);
+  cpSync(join(PKG, "dist"), join(copy, "dist"), { recursive: true });
+  cpSync(join(PKG, "package.json"), join(copy, "package.json"));
+  symlinkSync(join(PKG, "node_modules"), join(copy, "node_modules"));
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e",
+    `import { AgentFS } from ${JSON.stringify(join(copy, "dist", "index.js"))};
+     try { await AgentFS.open(); } catch (e) { console.log(e.code + ' ' + e.message); }`],
+  { encoding: "utf8", env: { PATH: "/nonexistent" }, timeout: 20000 });
+  assert.match(r.stdout, /ERR_AGENTFS_NOT_FOUND .*go install github\.com\/agentfs-go\/agentfs\/cli\/cmd\/agentfs@latest/);
+});

@@ -330,11 +330,14 @@ func runStageInit(cmd *cobra.Command) error {
 			}
 		}
 	}()
-	code := waitStatus(c.Wait())
-	close(done)
+	var code int
 	if fg {
+		code = waitJob(c.Process.Pid)
 		takeTTYBack()
+	} else {
+		code = waitStatus(c.Wait())
 	}
+	close(done)
 	// The sandbox ends with its command: what it left running would
 	// keep the session mounted.
 	killNamespace(ns)
@@ -423,6 +426,48 @@ const (
 	prCapAmbientClearAll = 4  // PR_CAP_AMBIENT_CLEAR_ALL
 )
 
+// waitJob waits for the command's stage on a terminal, with job control:
+// when ^Z stops the command, the terminal goes back to agentfs's process
+// group and that group stops too, so the user's shell sees its job
+// stopped; when the shell continues it in the foreground, the command
+// gets the terminal back and continues. Returns the exit status.
+func waitJob(pid int) int {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 1
+		}
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus()
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		case ws.Stopped():
+			takeTTYBack()
+			syscall.Kill(0, syscall.SIGSTOP)
+			// Continued: in the foreground again, hand the
+			// terminal back; in the background (bg), not.
+			if foregroundTTY() {
+				setTTYForeground(pid)
+			}
+			syscall.Kill(-pid, syscall.SIGCONT)
+		}
+	}
+}
+
+// setTTYForeground makes process group pgrp the terminal's foreground
+// group.
+func setTTYForeground(pgrp int) {
+	signal.Ignore(syscall.SIGTTOU)
+	defer signal.Reset(syscall.SIGTTOU)
+	p := int32(pgrp)
+	syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCSPGRP, uintptr(unsafe.Pointer(&p)))
+}
+
 // foregroundTTY reports whether stdin is a terminal whose foreground
 // process group is ours (not a run started in the background).
 func foregroundTTY() bool {
@@ -433,12 +478,7 @@ func foregroundTTY() bool {
 
 // takeTTYBack makes our process group the terminal's foreground group
 // again. A background group doing so gets SIGTTOU unless it ignores it.
-func takeTTYBack() {
-	signal.Ignore(syscall.SIGTTOU)
-	defer signal.Reset(syscall.SIGTTOU)
-	pgrp := int32(syscall.Getpgrp())
-	syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCSPGRP, uintptr(unsafe.Pointer(&pgrp)))
-}
+func takeTTYBack() { setTTYForeground(syscall.Getpgrp()) }
 
 // mountNS names the mount namespace of pid ("mnt:[4026532...]").
 func mountNS(pid int) string {

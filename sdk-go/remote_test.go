@@ -20,7 +20,7 @@ const testToken = "t0ken"
 
 // startServer runs the HTTP door of the engine (the handler of
 // `agentfs serve http`) on a real listener for the test.
-func startServer(t *testing.T) *httptest.Server {
+func startServer(t testing.TB) *httptest.Server {
 	t.Helper()
 	dir, err := rpc.NewAgentDir(t.TempDir(), core.Options{})
 	if err != nil {

@@ -3,7 +3,7 @@
 //
 // Open runs the engine in-process (no child process, no server); Dial
 // talks to a remote `agentfs serve http`. Both return an Agent, so code
-// can switch between them. FS wraps an agent's filesystem as an io/fs.FS.
+// can switch between them. NewIOFS wraps an agent's filesystem as an io/fs.FS.
 package agentfs
 
 import (

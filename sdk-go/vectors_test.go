@@ -331,3 +331,41 @@ func clip(s string) string {
 	}
 	return strings.ToValidUTF8(s, "?")
 }
+
+// TestVectorsDocumented keeps spec/vectors/README.md and the vectors in
+// step: every op used is documented, and every documented op is used.
+func TestVectorsDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../spec/vectors/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, line := range strings.Split(string(readme), "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cell := strings.SplitN(line, "|", 3)[1]
+		for _, part := range strings.Split(cell, ",") {
+			if op := strings.Trim(strings.TrimSpace(part), "`"); op != "" && !strings.Contains(op, ".json") {
+				documented[op] = true
+			}
+		}
+	}
+	used := map[string]bool{}
+	for _, v := range loadVectors(t) {
+		for _, s := range v.Steps {
+			used[s.Op] = true
+			if !documented[s.Op] {
+				t.Errorf("%s uses op %q, not in the README's table", v.Name, s.Op)
+			}
+		}
+	}
+	for op := range documented {
+		if !used[op] {
+			t.Errorf("op %q is documented but no vector uses it", op)
+		}
+	}
+	if len(documented) < 20 {
+		t.Errorf("found only %d documented ops: the README's table format changed?", len(documented))
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // helperName is the name under which this test binary, linked into the
@@ -653,5 +654,90 @@ func TestPsPrune(t *testing.T) {
 	}
 	if out := mustRun(t, "prune"); strings.Contains(out, mnt) {
 		t.Errorf("prune again:\n%s", out)
+	}
+}
+
+// openPTY opens a pseudo-terminal pair.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skip("skipping: no pseudo-terminals:", err)
+	}
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatal("unlockpt:", e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Fatal("ptsname:", e)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s
+}
+
+// TestRunTerminal: on a terminal the command's process group is the
+// foreground one: ^C typed reaches it (and agentfs passes its status on),
+// and agentfs gets the terminal back afterwards.
+func TestRunTerminal(t *testing.T) {
+	sandboxProject(t)
+	master, slave := openPTY(t)
+	defer master.Close()
+	exe, _ := os.Executable()
+	c := exec.Command(exe, "run", "--", "sh", "-c", `set -- $(cat /proc/$$/stat); [ "$5" = "$8" ] && echo foreground
+trap 'echo got INT; exit 9' INT; echo ready; while :; do sleep 0.05; done`)
+	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
+	// A session of its own with the terminal as controlling terminal,
+	// as a login shell would have.
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	defer c.Process.Kill()
+	lines := make(chan string, 100)
+	go func() {
+		br := bufio.NewReader(master)
+		for {
+			l, err := br.ReadString('\n')
+			if l != "" {
+				lines <- strings.TrimRight(l, "\r\n")
+			}
+			if err != nil {
+				close(lines)
+				return
+			}
+		}
+	}()
+	waitLine := func(want string) {
+		t.Helper()
+		timeout := time.After(30 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("terminal closed before %q", want)
+				}
+				if strings.Contains(l, want) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %q on the terminal", want)
+			}
+		}
+	}
+	// Field 5 of /proc/PID/stat is the process group, field 8 the
+	// terminal's foreground group.
+	waitLine("foreground")
+	waitLine("ready")
+	master.Write([]byte{3}) // ^C
+	waitLine("got INT")
+	err := c.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 9 {
+		t.Errorf("exit after ^C: %v, want status 9", err)
 	}
 }

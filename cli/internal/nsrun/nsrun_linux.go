@@ -21,6 +21,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -234,17 +235,21 @@ type mountPoint struct {
 }
 
 // mountPoints lists the mount points of this namespace from
-// /proc/self/mountinfo, parents first (the kernel lists them in mount
-// order), each once.
+// /proc/self/mountinfo, each once. Their order does not matter: the
+// read-only flag of one mount does not change another's.
 func mountPoints() ([]mountPoint, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return parseMountPoints(f)
+}
+
+func parseMountPoints(r io.Reader) ([]mountPoint, error) {
 	var out []mountPoint
 	seen := map[string]int{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ...

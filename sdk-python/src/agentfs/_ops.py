@@ -9,7 +9,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from google.protobuf.message import Message
 
@@ -117,7 +117,7 @@ def rename(old_path: str, new_path: str, noreplace: bool, exchange: bool) -> Op[
     if noreplace and exchange:
         raise InvalidArgumentError("rename: noreplace and exchange exclude each other")
     flags = fs.RENAME_FLAGS_NOREPLACE if noreplace else fs.RENAME_FLAGS_EXCHANGE if exchange else 0
-    return Op(FS, "rename", fs.RenameRequest(old_path=old_path, new_path=new_path, flags=flags), _none)
+    return Op(FS, "rename", fs.RenameRequest(old_path=old_path, new_path=new_path, flags=cast(Any, flags)), _none)
 
 
 def copy_file(src: str, dest: str) -> Op[None]:
@@ -178,7 +178,7 @@ def getxattr(path: str, name: str, follow_symlinks: bool) -> Op[bytes]:
 
 def setxattr(path: str, name: str, value: bytes, flags: int, follow_symlinks: bool) -> Op[None]:
     # os.XATTR_CREATE (1) and os.XATTR_REPLACE (2) are the enum's values.
-    req = fs.SetXattrRequest(path=path, name=name, value=bytes(value), flags=flags, no_follow=not follow_symlinks)
+    req = fs.SetXattrRequest(path=path, name=name, value=bytes(value), flags=cast(Any, flags), no_follow=not follow_symlinks)
     return Op(FS, "set_xattr", req, _none)
 
 

@@ -20,7 +20,7 @@ import subprocess
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf.message import Message
 
@@ -81,8 +81,8 @@ class StdioTransport:
             env=env,
         )
         assert self._proc.stdin and self._proc.stdout and self._proc.stderr
-        self._in = io.BufferedWriter(self._proc.stdin, 1 << 16)
-        self._out = io.BufferedReader(self._proc.stdout, 1 << 16)
+        self._in = io.BufferedWriter(cast(io.RawIOBase, self._proc.stdin), 1 << 16)
+        self._out = io.BufferedReader(cast(io.RawIOBase, self._proc.stdout), 1 << 16)
         self._wlock = threading.Lock()
         self._plock = threading.Lock()
         self._pending: dict[int, _Pending] = {}

@@ -71,10 +71,10 @@ class Filesystem(_Part):
     @overload
     async def read_file(self, path: str, encoding: str) -> str: ...
     async def read_file(self, path: str, encoding: str | None = "utf-8") -> str | bytes:
-        return await self._do(_ops.read_file(path, encoding))  # type: ignore[no-any-return]
+        return await self._do(_ops.read_file(path, encoding))  # type: ignore[no-any-return,unused-ignore]
 
     async def read_bytes(self, path: str) -> bytes:
-        return await self._do(_ops.read_file(path, None))  # type: ignore[no-any-return]
+        return await self._do(_ops.read_file(path, None))  # type: ignore[no-any-return,unused-ignore]
 
     async def write_file(
         self,

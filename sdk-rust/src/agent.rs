@@ -108,14 +108,22 @@ fn connect_http(opts: &Options, url: &str) -> io::Result<Arc<Clients>> {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "agentfs: Options::url needs Options::id (the agent)"));
     };
     if opts.path.is_some() {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "agentfs: Options::path is local; use Options::id with a server"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "agentfs: Options::path is local; use Options::id with a server",
+        ));
     }
-    let t: Arc<dyn Transport> = Arc::new(Http::new(HttpConfig { url: url.into(), token: opts.token.clone(), agent: id.clone() }));
+    let t: Arc<dyn Transport> =
+        Arc::new(Http::new(HttpConfig { url: url.into(), token: opts.token.clone(), agent: id.clone() }));
     let c = Clients::new(t);
     if opts.no_create {
         c.agent.info(&pb::InfoRequest {})?;
     } else {
-        c.agent.create_agent(&pb::CreateAgentRequest { id, chunk_size: opts.chunk_size.unwrap_or(0), exist_ok: true })?;
+        c.agent.create_agent(&pb::CreateAgentRequest {
+            id,
+            chunk_size: opts.chunk_size.unwrap_or(0),
+            exist_ok: true,
+        })?;
     }
     Ok(Arc::new(c))
 }

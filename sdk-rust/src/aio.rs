@@ -16,8 +16,8 @@ use serde::Serialize;
 use crate::agent::{self, Clients};
 use crate::fs::{to_ns, OpenOptions};
 use crate::pb;
-use crate::{DirEntry, KvEntry, Metadata, Options, RemoveOptions, Statfs, ToolCall, ToolQuery, ToolRecord, ToolStats};
 use crate::WriteOptions;
+use crate::{DirEntry, KvEntry, Metadata, Options, RemoveOptions, Statfs, ToolCall, ToolQuery, ToolRecord, ToolStats};
 
 /// An open agent (async). Cheap handles from [`AgentFS::fs`], `kv`,
 /// `tools` share the connection.
@@ -28,9 +28,7 @@ pub struct AgentFS {
 impl AgentFS {
     /// Opens the agent `opts` names.
     pub async fn open(opts: Options) -> io::Result<AgentFS> {
-        let c = tokio::task::spawn_blocking(move || agent::connect(&opts))
-            .await
-            .map_err(io::Error::other)??;
+        let c = tokio::task::spawn_blocking(move || agent::connect(&opts)).await.map_err(io::Error::other)??;
         Ok(AgentFS { c })
     }
 

@@ -94,14 +94,18 @@ impl ErrorExt for io::Error {
 /// Converts the engine's error into an `io::Error`.
 pub(crate) fn from_pb(e: pb::Error) -> io::Error {
     let kind = pb::ErrorKind::try_from(e.kind).unwrap_or(pb::ErrorKind::Unspecified);
-    let io_kind = if e.errno != 0 || !e.code.is_empty() {
-        errno_kind(&e.code, e.errno)
-    } else {
-        class_kind(kind)
-    };
+    let io_kind = if e.errno != 0 || !e.code.is_empty() { errno_kind(&e.code, e.errno) } else { class_kind(kind) };
     io::Error::new(
         io_kind,
-        Error { code: e.code, errno: e.errno, syscall: e.syscall, path: e.path, dest: e.dest, message: e.message, kind },
+        Error {
+            code: e.code,
+            errno: e.errno,
+            syscall: e.syscall,
+            path: e.path,
+            dest: e.dest,
+            message: e.message,
+            kind,
+        },
     )
 }
 

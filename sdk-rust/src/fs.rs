@@ -41,7 +41,14 @@ impl Fs {
     pub fn open_with(&self, path: impl AsRef<str>, opts: &OpenOptions) -> io::Result<File> {
         let path = path.as_ref();
         let r = self.c.fs.open(&opts.to_pb(path))?;
-        Ok(File { c: Arc::clone(&self.c), handle: r.handle, pos: 0, append: opts.append, path: path.into(), open: true })
+        Ok(File {
+            c: Arc::clone(&self.c),
+            handle: r.handle,
+            pos: 0,
+            append: opts.append,
+            path: path.into(),
+            open: true,
+        })
     }
 }
 
@@ -311,7 +318,8 @@ impl File {
 
     /// Writes `data` at `offset`; returns the bytes written.
     pub fn pwrite(&self, offset: u64, data: &[u8]) -> io::Result<usize> {
-        let r = self.c.fs.pwrite(&pb::PwriteRequest { handle: self.handle, offset: offset as i64, data: data.to_vec() })?;
+        let r =
+            self.c.fs.pwrite(&pb::PwriteRequest { handle: self.handle, offset: offset as i64, data: data.to_vec() })?;
         Ok(r.written as usize)
     }
 

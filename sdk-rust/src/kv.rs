@@ -50,8 +50,8 @@ impl KvEntry {
 }
 
 pub(crate) fn set_request<T: Serialize + ?Sized>(key: &str, value: &T) -> io::Result<pb::KvSetRequest> {
-    let value_json =
-        serde_json::to_string(value).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("kv {key}: {e}")))?;
+    let value_json = serde_json::to_string(value)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("kv {key}: {e}")))?;
     Ok(pb::KvSetRequest { key: key.into(), value_json })
 }
 

@@ -64,9 +64,7 @@ fn open_failures_say_why() {
         .expect("opening a missing agent with no_create fails");
     assert!(e.to_string().contains("absent"), "{e}");
 
-    let e = AgentFS::open(Options { engine: Some("/nonexistent/agentfs".into()), ..Default::default() })
-        .err()
-        .unwrap();
+    let e = AgentFS::open(Options { engine: Some("/nonexistent/agentfs".into()), ..Default::default() }).err().unwrap();
     assert_eq!(e.kind(), ErrorKind::NotFound);
     let msg = e.to_string();
     assert!(msg.contains("/nonexistent/agentfs") && msg.contains("go install") && msg.contains("AGENTFS_BIN"), "{msg}");
@@ -155,7 +153,9 @@ fn generated_clients_reach_everything() {
     let fsck = agent.fsck(&agentfs::pb::FsckRequest { repair: false }).unwrap();
     assert!(fsck.ok, "{fsck:?}");
     let sandbox = agentfs::clients::SandboxServiceClient::new(a.transport());
-    let r = sandbox.exec(&agentfs::pb::ExecRequest { script: "cat /a; echo -n x > /b".into(), ..Default::default() }).unwrap();
+    let r = sandbox
+        .exec(&agentfs::pb::ExecRequest { script: "cat /a; echo -n x > /b".into(), ..Default::default() })
+        .unwrap();
     assert_eq!((r.exit_code, r.stdout.as_slice()), (0, &b"1"[..]));
     assert_eq!(a.fs().read_file("/b").unwrap(), b"x");
     // An unknown procedure is the engine's UNIMPLEMENTED.

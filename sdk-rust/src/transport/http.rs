@@ -47,20 +47,15 @@ impl Http {
 impl Transport for Http {
     fn call(&self, procedure: &'static str, payload: Vec<u8>) -> io::Result<Vec<u8>> {
         let url = format!("{}{procedure}", self.base);
-        let mut req = self
-            .agent
-            .post(&url)
-            .header("Content-Type", "application/proto")
-            .header("Connect-Protocol-Version", "1");
+        let mut req =
+            self.agent.post(&url).header("Content-Type", "application/proto").header("Connect-Protocol-Version", "1");
         if let Some(a) = &self.auth {
             req = req.header("Authorization", a);
         }
         // Every service but the agent directory's own calls is for one
         // agent (spec/PROTOCOL.md).
-        let per_agent = !matches!(
-            procedure,
-            "/agentfs.v1.AgentService/ListAgents" | "/agentfs.v1.AgentService/CreateAgent"
-        );
+        let per_agent =
+            !matches!(procedure, "/agentfs.v1.AgentService/ListAgents" | "/agentfs.v1.AgentService/CreateAgent");
         if per_agent && !self.agent_id.is_empty() {
             req = req.header("Agentfs-Agent", &self.agent_id);
         }

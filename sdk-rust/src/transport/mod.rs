@@ -80,9 +80,8 @@ pub async fn unary_async<Req: Message, Resp: Message + Default>(
 }
 
 fn decode<Resp: Message + Default>(procedure: &str, out: &[u8]) -> io::Result<Resp> {
-    Resp::decode(out).map_err(|e| {
-        error::other(pb::ErrorKind::Internal, format!("{procedure}: response does not decode: {e}"))
-    })
+    Resp::decode(out)
+        .map_err(|e| error::other(pb::ErrorKind::Internal, format!("{procedure}: response does not decode: {e}")))
 }
 
 /// Where a caller waits for the answer of one call: the stdio reader thread

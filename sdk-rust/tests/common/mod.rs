@@ -340,8 +340,12 @@ pub fn exercise(a: &AgentFS) {
 
     let e = fs.write_file_with("/w/a.txt", "x", &agentfs::WriteOptions { exclusive: true, ..Default::default() });
     assert_eq!(e.unwrap_err().kind(), ErrorKind::AlreadyExists);
-    fs.write_file_with("/x/y/z.txt", "p", &agentfs::WriteOptions { create_parents: true, mode: 0o600, ..Default::default() })
-        .unwrap();
+    fs.write_file_with(
+        "/x/y/z.txt",
+        "p",
+        &agentfs::WriteOptions { create_parents: true, mode: 0o600, ..Default::default() },
+    )
+    .unwrap();
     assert_eq!(fs.stat("/x/y/z.txt").unwrap().permissions(), 0o600);
 
     let m = fs.stat("/w/a.txt").unwrap();
@@ -472,9 +476,8 @@ pub fn exercise(a: &AgentFS) {
     assert!(tools.get(999_999).unwrap().is_none());
     let all = tools.list(&agentfs::ToolQuery::default()).unwrap();
     assert_eq!(all.len(), 3);
-    let searches = tools
-        .list(&agentfs::ToolQuery { name: Some("search".into()), ascending: true, ..Default::default() })
-        .unwrap();
+    let searches =
+        tools.list(&agentfs::ToolQuery { name: Some("search".into()), ascending: true, ..Default::default() }).unwrap();
     assert_eq!(searches.len(), 2);
     let stats = tools.stats().unwrap();
     let s: Vec<(String, i64, i64, i64)> =

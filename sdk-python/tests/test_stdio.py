@@ -168,3 +168,14 @@ def test_close_finishes_calls_in_flight(engine: str, tmp_path: Path) -> None:
             assert b.fs.stat("/f").size == 8 << 20
         else:
             assert "closed" in str(done[0])
+
+
+def test_heartbeat_keeps_an_idle_engine(engine: str) -> None:
+    # With heartbeat_ms the engine exits after 3 silent intervals; the SDK
+    # pings while idle, so an idle agent stays usable.
+    with agentfs.AgentFS.open(heartbeat_ms=50) as a:
+        a.fs.write_file("/x", "1")
+        time.sleep(0.6)
+        assert a.fs.read_file("/x") == "1"
+        assert isinstance(a.transport, agentfs.StdioTransport)
+        assert a.transport._proc.poll() is None

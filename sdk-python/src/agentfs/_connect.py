@@ -39,6 +39,7 @@ def connect(
     read_only: bool,
     chunk_size: int,
     durability: str | None,
+    heartbeat_ms: int = 0,
 ) -> Connection:
     if options is not None:
         id = id or options.id
@@ -73,7 +74,9 @@ def connect(
         chunk_size=chunk_size,
         durability=durability or "",
     )
-    stdio = StdioTransport(opts, engine=engine, cwd=cwd, client=f"agentfs-sdk-python/{__version__}")
+    stdio = StdioTransport(
+        opts, engine=engine, cwd=cwd, client=f"agentfs-sdk-python/{__version__}", heartbeat_ms=heartbeat_ms
+    )
     return Connection(stdio, _ops.info_from_proto(stdio.welcome.info))
 
 

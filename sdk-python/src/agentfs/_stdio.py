@@ -18,6 +18,7 @@ import itertools
 import os
 import subprocess
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any, cast
@@ -90,6 +91,7 @@ class StdioTransport:
         self._dead: str | None = None  # why calls fail from now on
         self._closing = False
         self._stderr: collections.deque[str] = collections.deque(maxlen=20)
+        self._last_write = time.monotonic()
         # The engine exits when its stdin closes; this also covers a
         # transport that is garbage collected without close().
         self._finalizer = weakref.finalize(self, _kill, self._proc)
@@ -124,6 +126,21 @@ class StdioTransport:
             raise from_proto(hello.frame.result.error)
         self.welcome: protocol_pb2.Welcome = hello.frame.welcome
         self.engine = exe
+        if heartbeat_ms > 0:
+            threading.Thread(
+                target=self._heartbeat, args=(heartbeat_ms / 1000,), name="agentfs-heartbeat", daemon=True
+            ).start()
+
+    def _heartbeat(self, interval: float) -> None:
+        # The engine exits after three silent intervals: ping when we have
+        # sent nothing for one. Its Pong has no waiter and is dropped.
+        ids = itertools.count(1 << 62)
+        while self._dead is None and not self._closing:
+            idle = time.monotonic() - self._last_write
+            if idle >= interval:
+                self._write_quiet(protocol_pb2.Frame(id=next(ids), ping=protocol_pb2.Ping()))
+                idle = 0
+            time.sleep(max(interval - idle, interval / 10))
 
     # --- calls ---------------------------------------------------------
 
@@ -192,6 +209,7 @@ class StdioTransport:
                 self._in.write(len(body).to_bytes(4, "big"))
                 self._in.write(body)
                 self._in.flush()
+                self._last_write = time.monotonic()
         except (OSError, ValueError) as e:
             # The engine is gone (broken pipe) or we closed the pipe; the
             # reader explains why once it sees the end of stdout.
@@ -249,6 +267,7 @@ class StdioTransport:
             with self._wlock:
                 self._in.write(len(body).to_bytes(4, "big") + body)
                 self._in.flush()
+                self._last_write = time.monotonic()
         except (OSError, ValueError):
             pass
 

@@ -366,6 +366,7 @@ class AgentFS:
         read_only: bool = False,
         chunk_size: int = 0,
         durability: Literal["normal", "full"] | None = None,
+        heartbeat_ms: int = 0,
     ) -> AgentFS:
         """Opens an agent.
 
@@ -376,6 +377,8 @@ class AgentFS:
           `agentfs serve http` server, with token= (or $AGENTFS_TOKEN).
         - engine=: the agentfs binary (else $AGENTFS_BIN, the bundled one, PATH).
         - create=False fails when the database does not exist.
+        - heartbeat_ms=N: the engine also exits when it hears nothing for 3N
+          ms (the SDK pings while idle), for when its stdin may outlive us.
         """
         conn = connect(
             options,
@@ -389,6 +392,7 @@ class AgentFS:
             read_only=read_only,
             chunk_size=chunk_size,
             durability=durability,
+            heartbeat_ms=heartbeat_ms,
         )
         return cls(conn.transport, conn.info)
 

@@ -333,6 +333,7 @@ class AgentFS:
         read_only: bool = False,
         chunk_size: int = 0,
         durability: Literal["normal", "full"] | None = None,
+        heartbeat_ms: int = 0,
     ) -> _Opening:
         """Same options as agentfs.AgentFS.open."""
         kw: dict[str, Any] = dict(
@@ -346,6 +347,7 @@ class AgentFS:
             read_only=read_only,
             chunk_size=chunk_size,
             durability=durability,
+            heartbeat_ms=heartbeat_ms,
         )
         return _Opening(options, kw)
 

@@ -177,3 +177,23 @@ fn conformance_vectors() {
     }
     assert!(failures.is_empty(), "{} vector steps failed:\n{}", failures.len(), failures.join("\n"));
 }
+
+#[test]
+fn large_files_whole_and_through_handles() {
+    use std::io::{Read, Write};
+    let a = temp_agent();
+    let fs = a.fs();
+    let big: Vec<u8> = (0..24u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    fs.write_file("/big", &big).unwrap();
+    assert_eq!(fs.stat("/big").unwrap().size, big.len() as u64);
+    assert!(fs.read_file("/big").unwrap() == big, "24 MiB read back differs");
+    let mut f = fs.create("/big2").unwrap();
+    for part in big.chunks(1 << 20) {
+        f.write_all(part).unwrap();
+    }
+    f.close().unwrap();
+    let mut back = Vec::new();
+    fs.open("/big2").unwrap().read_to_end(&mut back).unwrap();
+    assert!(back == big, "24 MiB written through a handle differs");
+    a.close().unwrap();
+}

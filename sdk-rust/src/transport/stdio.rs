@@ -159,6 +159,9 @@ impl Stdio {
     /// Registers a slot for a new id and sends the frame `make` builds.
     fn send_new(&self, what: &str, make: impl FnOnce(u64) -> pb::Frame) -> io::Result<(u64, Arc<Slot>)> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        // Encoding first: a frame too large to send fails here, before a
+        // slot waits for an answer that will never come.
+        let buf = encode(&make(id))?;
         let slot = Slot::new();
         {
             let mut p = self.shared.lock_pending();
@@ -167,8 +170,7 @@ impl Stdio {
             }
             p.calls.insert(id, Arc::clone(&slot));
         }
-        let frame = make(id);
-        if let Err(e) = self.shared.send(&frame) {
+        if let Err(e) = self.shared.write(&buf) {
             // A broken pipe means the engine is gone: its stdout ends too,
             // and the reader fails this slot with the exit status. Only a
             // connection closed on our side is answered here.
@@ -253,21 +255,16 @@ impl Shared {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Writes one frame (length prefix and message in one write).
+    /// Writes one frame.
     fn send(&self, frame: &pb::Frame) -> io::Result<()> {
-        let n = frame.encoded_len();
-        if n > MAX_FRAME {
-            return Err(error::other(
-                pb::ErrorKind::ResourceExhausted,
-                format!("frame of {n} bytes exceeds the protocol's 1 GiB; use open/pwrite for large files"),
-            ));
-        }
-        let mut buf = Vec::with_capacity(4 + n);
-        buf.extend_from_slice(&(n as u32).to_be_bytes());
-        frame.encode(&mut buf).map_err(io::Error::other)?;
+        self.write(&encode(frame)?)
+    }
+
+    /// Writes an encoded frame (length prefix and message in one write).
+    fn write(&self, buf: &[u8]) -> io::Result<()> {
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         match w.as_mut() {
-            Some(w) => w.write_all(&buf).and_then(|_| w.flush()),
+            Some(w) => w.write_all(buf).and_then(|_| w.flush()),
             None => Err(io::Error::new(io::ErrorKind::BrokenPipe, "agentfs connection is closed")),
         }
     }
@@ -392,6 +389,21 @@ fn keep_tail(stderr: impl Read, tail: &Mutex<VecDeque<String>>) {
         }
         t.push_back(line);
     }
+}
+
+/// The length prefix and the serialized frame.
+fn encode(frame: &pb::Frame) -> io::Result<Vec<u8>> {
+    let n = frame.encoded_len();
+    if n > MAX_FRAME {
+        return Err(error::other(
+            pb::ErrorKind::ResourceExhausted,
+            format!("frame of {n} bytes exceeds the protocol's 1 GiB; use open and pwrite for large files"),
+        ));
+    }
+    let mut buf = Vec::with_capacity(4 + n);
+    buf.extend_from_slice(&(n as u32).to_be_bytes());
+    frame.encode(&mut buf).map_err(io::Error::other)?;
+    Ok(buf)
 }
 
 fn read_frame(r: &mut impl Read) -> io::Result<pb::Frame> {

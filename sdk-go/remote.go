@@ -32,6 +32,12 @@ type RemoteOptions struct {
 	Create bool
 	// HTTPClient to use; http.DefaultClient when nil.
 	HTTPClient *http.Client
+	// ClientOptions are added to the Connect clients' options, after the
+	// SDK's own: connect.WithGRPCWeb() or connect.WithGRPC() (HTTP/2) to
+	// change protocol, connect.WithAcceptCompression to accept gzip
+	// responses (off by default: file data is mostly small or already
+	// compressed, and gzip costs more than it saves on a fast link).
+	ClientOptions []connect.ClientOption
 }
 
 // Remote is an agent served by `agentfs serve http`, reached over the
@@ -60,7 +66,10 @@ func Dial(ctx context.Context, opts RemoteOptions) (*Remote, error) {
 		hc = http.DefaultClient
 	}
 	base := strings.TrimSuffix(opts.URL, "/")
-	co := connect.WithInterceptors(headers{token: opts.Token, agent: opts.Agent})
+	co := connect.WithClientOptions(append([]connect.ClientOption{
+		connect.WithInterceptors(headers{token: opts.Token, agent: opts.Agent}),
+		connect.WithAcceptCompression("gzip", nil, nil),
+	}, opts.ClientOptions...)...)
 	r := &Remote{
 		id:    opts.Agent,
 		agent: agentfsv1connect.NewAgentServiceClient(hc, base, co),

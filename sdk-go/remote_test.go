@@ -1,6 +1,7 @@
 package agentfs_test
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+
+	"connectrpc.com/connect"
 
 	"github.com/agentfs-go/agentfs/core"
 	"github.com/agentfs-go/agentfs/core/rpc"
@@ -111,5 +114,34 @@ func TestRemoteDial(t *testing.T) {
 	srv.Close()
 	if _, err := a.FS().Stat(ctx, "/x"); err == nil {
 		t.Error("Stat after the server closed succeeded")
+	}
+}
+
+// The other protocols of the server carry the same errors.
+func TestRemoteProtocols(t *testing.T) {
+	ctx := context.Background()
+	srv := startServer(t)
+	for name, opts := range map[string][]connect.ClientOption{
+		"grpc-web":  {connect.WithGRPCWeb()},
+		"json+gzip": {connect.WithProtoJSON(), connect.WithAcceptCompression("gzip", func() connect.Decompressor { return &gzip.Reader{} }, func() connect.Compressor { return gzip.NewWriter(nil) })},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a, err := agentfs.Dial(ctx, agentfs.RemoteOptions{URL: srv.URL, Agent: "p-" + strings.ReplaceAll(name, "+", "-"), Token: testToken, Create: true, HTTPClient: srv.Client(), ClientOptions: opts})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.FS().WriteFile(ctx, "/f", []byte(strings.Repeat("x", 5000)), agentfs.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := a.FS().ReadFile(ctx, "/f"); err != nil || len(b) != 5000 {
+				t.Errorf("ReadFile = %d bytes, %v", len(b), err)
+			}
+			if err := a.FS().Rmdir(ctx, "/f"); !errors.Is(err, syscall.ENOTDIR) {
+				t.Errorf("Rmdir(file) = %v, want ENOTDIR", err)
+			}
+			if _, err := a.KV().GetJSON(ctx, "nope"); !errors.Is(err, agentfs.ErrNotFound) {
+				t.Errorf("GetJSON(nope) = %v", err)
+			}
+		})
 	}
 }

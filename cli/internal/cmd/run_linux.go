@@ -286,7 +286,8 @@ func runStageInit(cmd *cobra.Command) error {
 	srv, err := startMountServer(cfg.DB, cfg.Staging, mountFlags{uid: -1, gid: -1})
 	os.Unsetenv(noRegistryEnv)
 	if err != nil {
-		return reportStage(status, 1, fmt.Errorf("mount the session: %w", err))
+		return reportStage(status, 1, userError{msg: "mount the session: " + describe(err),
+			hint: "FUSE inside a user namespace needs Linux >= 4.18; in a container give it /dev/fuse and, as root, try AGENTFS_RUN_USERNS=off (or --cap-add SYS_ADMIN)"})
 	}
 	stopServer := func() {
 		if err := unmountAndWait(cfg.Staging, srv); err != nil {

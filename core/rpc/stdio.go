@@ -59,19 +59,15 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, logw io.Writer, v
 	c := &stdioConn{
 		svc:      &Service{Version: version},
 		in:       bufio.NewReaderSize(r, 256<<10),
-		out:      make(chan [][]byte, 256),
-		outDone:  make(chan struct{}),
+		out:      bufio.NewWriterSize(w, 256<<10),
+		done:     make(chan error, 1),
 		closed:   make(chan struct{}),
 		inflight: map[uint64]context.CancelFunc{},
 		pending:  map[uint64]chan *v1.Result{},
 		log:      log.New(logw, "agentfs: ", 0),
 	}
 	c.methods = Methods(c.svc)
-	go c.writeLoop(bufio.NewWriterSize(w, 256<<10))
-	defer func() {
-		close(c.out)
-		<-c.outDone
-	}()
+	defer c.stopWriting()
 
 	sess, cleanup, err := c.handshake(ctx)
 	if err != nil {
@@ -84,8 +80,7 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, logw io.Writer, v
 
 	// The read loop runs on its own so that a silent client (heartbeat)
 	// or a cancelled ctx can end the engine while a read blocks.
-	done := make(chan error, 1)
-	go func() { done <- c.readLoop(ctx) }()
+	go c.reader(ctx)
 	var watchdog <-chan time.Time
 	if c.heartbeat > 0 {
 		t := time.NewTicker(c.heartbeat)
@@ -94,7 +89,7 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, logw io.Writer, v
 	}
 	for {
 		select {
-		case err := <-done:
+		case err := <-c.done:
 			c.finish()
 			return err
 		case <-ctx.Done():
@@ -118,10 +113,18 @@ type stdioConn struct {
 	in      *bufio.Reader
 	log     *log.Logger
 
-	out     chan [][]byte // frames to write, each as pieces
-	outDone chan struct{}
-	closed  chan struct{} // closed when the read side ends
-	once    sync.Once
+	// Frames are written by the goroutine that produced them, under outMu;
+	// the last of the writers waiting for the lock flushes, so answers
+	// produced together leave in one write and a lone answer leaves at once
+	// (no hand-off to a writer goroutine on the way).
+	outMu      sync.Mutex
+	out        *bufio.Writer
+	outWaiting atomic.Int32
+	outBroken  bool // a write failed or the connection ended: drop frames
+
+	done   chan error    // the read loop's end
+	closed chan struct{} // closed when the read side ends
+	once   sync.Once
 
 	heartbeat time.Duration
 	lastSeen  atomic.Int64
@@ -240,8 +243,21 @@ func (c *stdioConn) readFrame() ([]byte, error) {
 	return buf, nil
 }
 
+// errHandedOff ends a read loop whose reading continues on another
+// goroutine (see runInline).
+var errHandedOff = errors.New("reading handed off")
+
+// reader runs the read loop on this goroutine and reports its end.
+func (c *stdioConn) reader(ctx context.Context) {
+	err := c.readLoop(ctx)
+	if err == errHandedOff {
+		return
+	}
+	c.once.Do(func() { close(c.closed) })
+	c.done <- err
+}
+
 func (c *stdioConn) readLoop(ctx context.Context) error {
-	defer c.once.Do(func() { close(c.closed) })
 	for {
 		buf, err := c.readFrame()
 		if err == io.EOF {
@@ -261,7 +277,13 @@ func (c *stdioConn) readLoop(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("bad call frame: %w", err)
 			}
-			c.startCall(ctx, id, method, payload)
+			if c.in.Buffered() > 0 {
+				// More frames are waiting: the client has several calls in
+				// flight, run them concurrently.
+				c.startCall(ctx, id, method, payload)
+			} else if !c.runInline(ctx, id, method, payload) {
+				return errHandedOff
+			}
 		case fieldResult:
 			var res v1.Result
 			if err := proto.Unmarshal(body, &res); err != nil {
@@ -295,33 +317,59 @@ func (c *stdioConn) readLoop(ctx context.Context) error {
 	}
 }
 
+// inlineBudget is how long a call may run on the reading goroutine before
+// another goroutine takes over the reading.
+const inlineBudget = 200 * time.Microsecond
+
 // startCall runs one client call on its own goroutine.
 func (c *stdioConn) startCall(ctx context.Context, id uint64, method string, payload []byte) {
+	cctx, cancel := c.register(ctx, id)
+	go c.runCall(cctx, cancel, id, method, payload)
+}
+
+// runInline runs a call on the reading goroutine: when the client waits
+// for this one answer, going through another goroutine would only add
+// scheduler hand-offs to the round trip. If the call outlasts
+// inlineBudget, a new goroutine takes over the reading (frames behind a
+// slow call, cancels and heartbeats are not held up) and runInline
+// reports false: the caller must stop reading.
+func (c *stdioConn) runInline(ctx context.Context, id uint64, method string, payload []byte) (stillReader bool) {
+	cctx, cancel := c.register(ctx, id)
+	handoff := time.AfterFunc(inlineBudget, func() { c.reader(ctx) })
+	c.runCall(cctx, cancel, id, method, payload)
+	return handoff.Stop()
+}
+
+// register records a client call in flight (for Cancel and Shutdown).
+func (c *stdioConn) register(ctx context.Context, id uint64) (context.Context, context.CancelFunc) {
 	cctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
 	c.inflight[id] = cancel
 	c.mu.Unlock()
 	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer func() {
-			c.mu.Lock()
-			delete(c.inflight, id)
-			c.mu.Unlock()
-			cancel()
-		}()
-		resp, err := c.dispatch(cctx, method, payload)
-		if err != nil {
-			c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
-			return
-		}
-		out, err := proto.Marshal(resp)
-		if err != nil {
-			c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
-			return
-		}
-		c.send(resultFrame(id, out))
+	return cctx, cancel
+}
+
+// runCall runs a registered call and sends its answer.
+func (c *stdioConn) runCall(ctx context.Context, cancel context.CancelFunc, id uint64, method string, payload []byte) {
+	defer c.wg.Done()
+	defer func() {
+		c.mu.Lock()
+		delete(c.inflight, id)
+		c.mu.Unlock()
+		cancel()
 	}()
+	resp, err := c.dispatch(ctx, method, payload)
+	if err != nil {
+		c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
+		return
+	}
+	out, err := proto.Marshal(resp)
+	if err != nil {
+		c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
+		return
+	}
+	c.send(resultFrame(id, out))
 }
 
 // dispatch runs one method, turning panics and decode failures into
@@ -384,37 +432,37 @@ func (c *stdioConn) finish() {
 	c.wg.Wait()
 }
 
-// send queues a frame for the writer. Frames queued after the writer
-// stopped are dropped.
+// send writes a frame. Frames sent after the connection ended are
+// dropped.
 func (c *stdioConn) send(pieces [][]byte) {
-	defer func() { recover() }() // out closed: the engine is exiting
-	c.out <- pieces
+	c.outWaiting.Add(1)
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	last := c.outWaiting.Add(-1) == 0
+	if c.outBroken {
+		return
+	}
+	for _, p := range pieces {
+		if _, err := c.out.Write(p); err != nil {
+			c.outBroken = true
+			return
+		}
+	}
+	if last {
+		if err := c.out.Flush(); err != nil {
+			c.outBroken = true
+		}
+	}
 }
 
-// writeLoop writes frames in order, flushing when the queue is empty so
-// that answers produced together leave in one write.
-func (c *stdioConn) writeLoop(w *bufio.Writer) {
-	defer close(c.outDone)
-	broken := false
-	for pieces := range c.out {
-		if broken {
-			continue
-		}
-		for _, p := range pieces {
-			if _, err := w.Write(p); err != nil {
-				broken = true
-				break
-			}
-		}
-		if len(c.out) == 0 && !broken {
-			if err := w.Flush(); err != nil {
-				broken = true
-			}
-		}
+// stopWriting flushes what is buffered and drops any later frame.
+func (c *stdioConn) stopWriting() {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	if !c.outBroken {
+		c.out.Flush()
 	}
-	if !broken {
-		w.Flush()
-	}
+	c.outBroken = true
 }
 
 // Field numbers of Frame's body (protocol.proto).

@@ -439,3 +439,39 @@ func TestStdioTemporaryDatabase(t *testing.T) {
 		t.Errorf("temporary database %s left behind (%v)", path, err)
 	}
 }
+
+// A call that runs long on the reading goroutine (here: a sandbox script
+// waiting for a host binding the client holds back) hands the reading
+// over: the calls behind it are answered meanwhile.
+func TestStdioSlowCallDoesNotHoldUpOthers(t *testing.T) {
+	c, _ := startEngine(t, tempHello(t))
+	release := make(chan struct{})
+	c.host = func(method string, payload []byte) *v1.Result {
+		<-release
+		out, _ := proto.Marshal(&v1.CallBindingResponse{ResultJson: `{}`})
+		return &v1.Result{Payload: out}
+	}
+	execDone := make(chan error, 1)
+	go func() {
+		_, err := agentfsv1rpc.NewSandboxServiceClient(c).Exec(context.Background(), &v1.ExecRequest{
+			Script:   "hold",
+			Bindings: []*v1.BindingSpec{{Name: "hold", SchemaJson: `{"type":"object"}`}},
+		})
+		execDone <- err
+	}()
+	fsc := agentfsv1rpc.NewFilesystemServiceClient(c)
+	for i := 0; i < 20; i++ {
+		if _, err := fsc.WriteFile(context.Background(), &v1.WriteFileRequest{Path: fmt.Sprintf("/f%d", i), Data: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case err := <-execDone:
+		t.Fatalf("exec finished before its binding answered: %v", err)
+	default:
+	}
+	close(release)
+	if err := <-execDone; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -7,8 +7,11 @@
 //! runs on tokio's blocking pool. Starting the engine (`AgentFS::open`)
 //! runs on the blocking pool too. Needs a tokio runtime.
 
-use std::io;
+use std::future::Future;
+use std::io::{self, SeekFrom};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{ready, Context, Poll};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -105,16 +108,31 @@ impl Fs {
 
     pub async fn open_with(&self, path: impl AsRef<str>, opts: &OpenOptions) -> io::Result<File> {
         let r = self.c.fs.open_async(&opts.to_pb(path.as_ref())).await?;
-        Ok(File { c: Arc::clone(&self.c), handle: r.handle, open: true })
+        Ok(File { c: Arc::clone(&self.c), handle: r.handle, open: true, pos: 0, append: opts.is_append(), op: None })
     }
 }
 
-/// An open file (async): positional reads and writes. Closed on drop (a
-/// blocking Close from the dropping thread) or by [`File::close`].
+/// An open file (async): positional reads and writes, and tokio's
+/// `AsyncRead`/`AsyncWrite`/`AsyncSeek` at a cursor kept here (one
+/// operation at a time, as with `tokio::fs::File`). Closed on drop (in the
+/// background) or by [`File::close`].
 pub struct File {
     c: Arc<Clients>,
     handle: u64,
     open: bool,
+    pos: u64,
+    append: bool,
+    /// The call behind a pending poll_read/poll_write/poll_complete.
+    op: Option<Op>,
+}
+
+type Pending<T> = Pin<Box<dyn Future<Output = io::Result<T>> + Send>>;
+
+enum Op {
+    Read(Pending<Vec<u8>>),
+    /// Bytes written and the cursor after them.
+    Write(Pending<(usize, u64)>),
+    Seek(Pending<u64>),
 }
 
 impl File {
@@ -143,6 +161,116 @@ impl File {
     pub async fn close(mut self) -> io::Result<()> {
         self.open = false;
         self.c.fs.close_async(&pb::CloseRequest { handle: self.handle }).await.map(|_| ())
+    }
+
+    fn busy() -> io::Error {
+        io::Error::other("agentfs::aio::File: another read, write or seek is in progress")
+    }
+
+    /// The size of the file, as a future that does not borrow self.
+    fn size_future(&self) -> impl Future<Output = io::Result<u64>> + Send + 'static {
+        let fs = self.c.fs.clone();
+        let req = pb::FstatRequest { handle: self.handle };
+        async move { Ok(fs.fstat_async(&req).await?.stat.unwrap_or_default().size.max(0) as u64) }
+    }
+}
+
+impl tokio::io::AsyncRead for File {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.op.is_none() {
+            let fs = this.c.fs.clone();
+            let req = pb::PreadRequest { handle: this.handle, offset: this.pos as i64, size: buf.remaining() as i64 };
+            this.op = Some(Op::Read(Box::pin(async move { Ok(fs.pread_async(&req).await?.data) })));
+        }
+        let Some(Op::Read(fut)) = &mut this.op else { return Poll::Ready(Err(File::busy())) };
+        let r = ready!(fut.as_mut().poll(cx));
+        this.op = None;
+        let data = r?;
+        let n = data.len().min(buf.remaining());
+        buf.put_slice(&data[..n]);
+        this.pos += n as u64;
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl tokio::io::AsyncWrite for File {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if this.op.is_none() {
+            let fs = this.c.fs.clone();
+            let (handle, pos, data) = (this.handle, this.pos, buf.to_vec());
+            let size = this.append.then(|| this.size_future());
+            this.op = Some(Op::Write(Box::pin(async move {
+                // Appends go to the end as it is when the write starts.
+                let at = match size {
+                    Some(f) => f.await?,
+                    None => pos,
+                };
+                let req = pb::PwriteRequest { handle, offset: at as i64, data };
+                let n = fs.pwrite_async(&req).await?.written as usize;
+                Ok((n, at + n as u64))
+            })));
+        }
+        let Some(Op::Write(fut)) = &mut this.op else { return Poll::Ready(Err(File::busy())) };
+        let r = ready!(fut.as_mut().poll(cx));
+        this.op = None;
+        let (n, end) = r?;
+        this.pos = end;
+        Poll::Ready(Ok(n))
+    }
+
+    /// Writes reach the engine when poll_write completes; a write still in
+    /// flight is finished here.
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if let Some(Op::Write(fut)) = &mut this.op {
+            let r = ready!(fut.as_mut().poll(cx));
+            this.op = None;
+            this.pos = r?.1;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
+
+impl tokio::io::AsyncSeek for File {
+    fn start_seek(self: Pin<&mut Self>, to: SeekFrom) -> io::Result<()> {
+        let this = self.get_mut();
+        if this.op.is_some() {
+            return Err(File::busy());
+        }
+        let target = |base: u64, d: i64| {
+            base.checked_add_signed(d)
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the file"))
+        };
+        match to {
+            SeekFrom::Start(n) => this.pos = n,
+            SeekFrom::Current(d) => this.pos = target(this.pos, d)?,
+            SeekFrom::End(d) => {
+                let size = this.size_future();
+                this.op = Some(Op::Seek(Box::pin(async move { target(size.await?, d) })));
+            }
+        }
+        Ok(())
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        let this = self.get_mut();
+        match &mut this.op {
+            Some(Op::Seek(fut)) => {
+                let r = ready!(fut.as_mut().poll(cx));
+                this.op = None;
+                this.pos = r?;
+                Poll::Ready(Ok(this.pos))
+            }
+            // A read or write in flight is finished first.
+            Some(Op::Read(_)) | Some(Op::Write(_)) => Poll::Ready(Err(File::busy())),
+            None => Poll::Ready(Ok(this.pos)),
+        }
     }
 }
 

@@ -266,6 +266,10 @@ impl OpenOptions {
         self
     }
 
+    pub(crate) fn is_append(&self) -> bool {
+        self.append
+    }
+
     /// The open(2) flags (Linux values, as the engine takes them).
     pub(crate) fn to_pb(&self, path: &str) -> pb::OpenRequest {
         let write = self.write || self.append;

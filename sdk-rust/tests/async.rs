@@ -56,6 +56,34 @@ async fn exercise(a: &AgentFS) {
     assert_eq!(f.pread(0, 2).await.unwrap(), b"ab");
     drop(f); // closed in the background
 
+    // tokio's AsyncRead/AsyncWrite/AsyncSeek at a cursor.
+    use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+    let mut f = fs.create("/stream.txt").await.unwrap();
+    f.write_all(b"0123456789").await.unwrap();
+    f.seek(std::io::SeekFrom::Start(4)).await.unwrap();
+    f.write_all(b"ab").await.unwrap();
+    f.flush().await.unwrap();
+    drop(f);
+    let mut f = fs.open_with("/stream.txt", agentfs::OpenOptions::new().append(true)).await.unwrap();
+    f.write_all(b"!").await.unwrap();
+    f.shutdown().await.unwrap();
+    f.close().await.unwrap();
+    let mut f = fs.open("/stream.txt").await.unwrap();
+    let mut s = String::new();
+    f.read_to_string(&mut s).await.unwrap();
+    assert_eq!(s, "0123ab6789!");
+    assert_eq!(f.seek(std::io::SeekFrom::End(-3)).await.unwrap(), 8);
+    let mut tail = [0u8; 8];
+    let n = f.read(&mut tail).await.unwrap();
+    assert_eq!(&tail[..n], b"89!");
+    assert_eq!(f.seek(std::io::SeekFrom::Current(-11)).await.unwrap(), 0);
+    let e = f.seek(std::io::SeekFrom::Current(-1)).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    let mut big = Vec::new();
+    tokio::io::copy(&mut &b"x".repeat(100_000)[..], &mut fs.create("/copied").await.unwrap()).await.unwrap();
+    fs.open("/copied").await.unwrap().read_to_end(&mut big).await.unwrap();
+    assert_eq!(big.len(), 100_000);
+
     let kv = a.kv();
     kv.set("a/1", &json!({"x": [1, 2]})).await.unwrap();
     kv.set("a/2", &2).await.unwrap();

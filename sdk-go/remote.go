@@ -26,7 +26,8 @@ type RemoteOptions struct {
 	URL string
 	// Agent is the agent id (the database ID.db under the server's --data).
 	Agent string
-	// Token is sent as "Authorization: Bearer TOKEN" when set.
+	// Token is sent as "Authorization: Bearer TOKEN"; when empty,
+	// $AGENTFS_TOKEN (the variable `agentfs serve http` reads) is used.
 	Token string
 	// Create makes the agent when it does not exist.
 	Create bool
@@ -64,6 +65,9 @@ func Dial(ctx context.Context, opts RemoteOptions) (*Remote, error) {
 	hc := opts.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient
+	}
+	if opts.Token == "" {
+		opts.Token = os.Getenv("AGENTFS_TOKEN")
 	}
 	base := strings.TrimSuffix(opts.URL, "/")
 	co := connect.WithClientOptions(append([]connect.ClientOption{

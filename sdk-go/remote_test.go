@@ -67,6 +67,7 @@ func TestRemoteDial(t *testing.T) {
 	}
 
 	// Wrong and missing tokens fail at Dial with a permission error.
+	t.Setenv("AGENTFS_TOKEN", "")
 	for _, tok := range []string{"", "wrong"} {
 		_, err := agentfs.Dial(ctx, opts(tok, "a1", true))
 		var re *agentfs.RemoteError
@@ -74,6 +75,13 @@ func TestRemoteDial(t *testing.T) {
 			t.Errorf("Dial with token %q = %v, want a permission error about the token", tok, err)
 		}
 	}
+	// The token from the environment, as the server reads it.
+	t.Setenv("AGENTFS_TOKEN", testToken)
+	if _, err := agentfs.Dial(ctx, opts("", "from-env", true)); err != nil {
+		t.Errorf("Dial with $AGENTFS_TOKEN = %v", err)
+	}
+	t.Setenv("AGENTFS_TOKEN", "")
+
 	// An agent that does not exist, without Create.
 	if _, err := agentfs.Dial(ctx, opts(testToken, "nobody", false)); !errors.Is(err, agentfs.ErrNotFound) {
 		t.Errorf("Dial(nobody) = %v, want ErrNotFound", err)

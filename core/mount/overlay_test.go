@@ -83,9 +83,14 @@ func TestOverlayMount_Programs(t *testing.T) {
 	if st := sh(t, fx.dir, "git status --porcelain"); st != "" {
 		t.Fatalf("git status in a fresh overlay = %q, want clean", st)
 	}
-	// Inode numbers stay across a data copy-up.
-	var st1, st2 syscall.Stat_t
+	// Inode numbers are the host's, and stay across a data copy-up.
+	var st1, st2, hst syscall.Stat_t
 	must(t, syscall.Stat(fx.p("README"), &st1))
+	must(t, syscall.Stat(filepath.Join(base, "README"), &hst))
+	if st1.Ino != hst.Ino || st1.Mtim != hst.Mtim || st1.Ctim != hst.Ctim {
+		t.Fatalf("stat through the mount: ino %d mtime %v ctime %v; host: ino %d mtime %v ctime %v",
+			st1.Ino, st1.Mtim, st1.Ctim, hst.Ino, hst.Mtim, hst.Ctim)
+	}
 	f, err := os.OpenFile(fx.p("README"), os.O_WRONLY|os.O_APPEND, 0)
 	must(t, err)
 	_, err = f.WriteString("more\n")

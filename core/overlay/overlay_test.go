@@ -364,3 +364,50 @@ func TestOverlay_BaseChangedIsStale(t *testing.T) {
 		t.Fatalf("ReadFile after the base changed = %v, want ESTALE", err)
 	}
 }
+
+// A copied-up entry has the host's inode number (tools that cache stat
+// data, like git's index, see the same files); entries created in the
+// delta are numbered from vfs.DeltaInoBase; a hard link of the base stays
+// one inode.
+func TestOverlay_HostInodeNumbers(t *testing.T) {
+	base := filepath.Join(tempDir(t), "base")
+	writeTree(t, base, map[string]string{"f.txt": "f", "d/g.txt": "g"})
+	if err := os.Link(filepath.Join(base, "f.txt"), filepath.Join(base, "d/hard")); err != nil {
+		t.Fatal(err)
+	}
+	a, err := overlay.Create(ctx, filepath.Join(tempDir(t), "delta.db"), base, core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for _, p := range []string{"f.txt", "d", "d/g.txt", "d/hard"} {
+		var hst syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(base, p), &hst); err != nil {
+			t.Fatal(err)
+		}
+		st, err := a.FS.Lstat("/" + p)
+		if err != nil || st.Ino != int64(hst.Ino) {
+			t.Fatalf("Lstat(%s).Ino = %d, %v; want the host's %d", p, st.Ino, err, hst.Ino)
+		}
+		if st.Mtime.UnixNano() != hst.Mtim.Nano() || st.Ctime.UnixNano() != hst.Ctim.Nano() || st.Size != hst.Size && !st.IsDir() {
+			t.Fatalf("Lstat(%s) = %+v, host %+v", p, st, hst)
+		}
+	}
+	// The two base names of one file are one delta inode.
+	st, _ := a.FS.Stat("/d/hard")
+	if st.Nlink != 2 {
+		t.Fatalf("nlink of a base hard link = %d, want 2", st.Nlink)
+	}
+	if err := a.FS.WriteFile("/f.txt", []byte("through one name"), vfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := a.FS.ReadFile("/d/hard"); string(got) != "through one name" {
+		t.Fatalf("the other name reads %q", got)
+	}
+	if err := a.FS.WriteFile("/new.txt", []byte("n"), vfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := a.FS.Stat("/new.txt"); st.Ino <= vfs.DeltaInoBase {
+		t.Fatalf("a new file has inode %d, want above %d", st.Ino, vfs.DeltaInoBase)
+	}
+}

@@ -53,6 +53,7 @@ var errNeedWrite = errors.New("overlay: copy-up needs a write transaction")
 // overlay is the state of an overlay filesystem.
 type overlay struct {
 	root  string            // the base directory, absolute
+	dev   uint64            // st_dev of root + 1 (0: not known yet)
 	nodes map[int64]*ovNode // cached OverlayTable rows; nil: no row
 }
 
@@ -171,13 +172,31 @@ type baseEntry struct {
 	target     string // symlinks
 }
 
+// DeltaInoBase is where the numbers of inodes created in an overlay's
+// delta begin (sqlite_sequence of fs_inode is raised to it). Below it, a
+// copied-up base entry takes its base inode number as its delta inode
+// number, so stat in the overlay reports the host's st_ino (git and other
+// tools that cache stat data see the same files), with no translation
+// between numbers anywhere.
+const DeltaInoBase = int64(1) << 40
+
 // copyUp inserts delta inodes for base entries of directory parent, with
-// a handful of multi-row statements whatever their number.
+// a handful of multi-row statements whatever their number, and returns
+// their inode numbers. Each takes its base inode number when it can (see
+// DeltaInoBase); a base entry whose inode is already in the delta (a
+// hard link in the base) becomes one more name of it.
 func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
 	f.dirty()
+	if f.ov.dev == 0 {
+		var st syscall.Stat_t
+		if err := syscall.Stat(f.ov.root, &st); err != nil {
+			return nil, pathErr("lookup", "/", hostErrno(err))
+		}
+		f.ov.dev = uint64(st.Dev) + 1 // +1: 0 means unknown
+	}
 	for i := range entries {
 		e := &entries[i]
 		if e.st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
@@ -188,16 +207,69 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 			e.target = t
 		}
 	}
-	// Inode numbers are chosen here (not by AUTOINCREMENT) so that the
-	// rows can go in batches; explicit numbers advance sqlite_sequence.
-	var next int64
+	// The base inode number is usable when it belongs to the base's own
+	// filesystem (another mounted below it may reuse numbers) and lies
+	// below DeltaInoBase and above the root's 1.
+	claim := func(e *baseEntry) int64 {
+		if uint64(e.st.Dev)+1 != f.ov.dev || e.st.Ino <= 1 || int64(e.st.Ino) >= DeltaInoBase {
+			return 0
+		}
+		return int64(e.st.Ino)
+	}
+	var wanted []int64
+	for i := range entries {
+		if b := claim(&entries[i]); b != 0 {
+			wanted = append(wanted, b)
+		}
+	}
+	// Numbers already in the delta: the same base inode (link to it) or,
+	// in a delta made by another tool, an unrelated inode (take another).
+	taken := map[int64]int64{} // ino -> its base_ino (-1: none)
+	for len(wanted) > 0 {
+		n := min(len(wanted), 500)
+		rows, err := c.Query(`SELECT i.ino, COALESCE(o.base_ino, -1) FROM fs_inode i LEFT JOIN fs_origin o ON o.delta_ino = i.ino
+			WHERE i.ino IN (SELECT value FROM json_each(?))`, "["+joinInts(wanted[:n])+"]")
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var ino, b int64
+			if err := rows.Scan(&ino, &b); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			taken[ino] = b
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+		wanted = wanted[n:]
+	}
+	var next int64 // for the entries that cannot take their base number
 	if err := c.QueryRow(`SELECT max(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'fs_inode'), 0),
-		COALESCE((SELECT max(ino) FROM fs_inode), 0)) + 1`).Scan(&next); err != nil {
+		COALESCE((SELECT max(ino) FROM fs_inode WHERE ino >= ?), 0), ?) + 1`, DeltaInoBase, DeltaInoBase).Scan(&next); err != nil {
 		return nil, err
 	}
 	inos := make([]int64, len(entries))
+	link := make([]bool, len(entries)) // a new name of an inode already in the delta
 	for i := range entries {
-		inos[i] = next + int64(i)
+		e := &entries[i]
+		b := claim(e)
+		if b != 0 && e.st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
+			if ob, ok := taken[b]; ok && ob == b {
+				inos[i], link[i] = b, true
+				continue
+			}
+		}
+		if _, ok := taken[b]; b == 0 || ok {
+			inos[i] = next
+			next++
+			continue
+		}
+		inos[i] = b
+		taken[b] = b
 	}
 	const batch = 64
 	for lo := 0; lo < len(entries); lo += batch {
@@ -209,10 +281,20 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 		qn.WriteString("INSERT OR REPLACE INTO " + OverlayTable + " (ino, path, base_ino, base_size, base_mtime_ns, extent, complete) VALUES ")
 		qs.WriteString("INSERT INTO fs_symlink (ino, target) VALUES ")
 		var ai, ad, ao, an, as []any
+		var linked []int64
 		for i := lo; i < hi; i++ {
 			e, ino := &entries[i], inos[i]
+			if len(ad) > 0 {
+				qd.WriteString(",")
+			}
+			qd.WriteString("(CAST(? AS TEXT),?,?)")
+			ad = append(ad, []byte(e.name), parent, ino)
+			if link[i] {
+				linked = append(linked, ino)
+				continue
+			}
 			sep := ","
-			if i == lo {
+			if len(ai) == 0 {
 				sep = ""
 			}
 			mode := e.st.Mode
@@ -236,8 +318,6 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 			qi.WriteString(sep + "(?,?,1,?,?,?,?,?,?,?,?,?,?)")
 			ai = append(ai, ino, int64(mode), int64(e.st.Uid), int64(e.st.Gid), size,
 				e.st.Atim.Sec, e.st.Mtim.Sec, e.st.Ctim.Sec, int64(e.st.Rdev), e.st.Atim.Nsec, e.st.Mtim.Nsec, e.st.Ctim.Nsec)
-			qd.WriteString(sep + "(CAST(? AS TEXT),?,?)")
-			ad = append(ad, []byte(e.name), parent, ino)
 			qo.WriteString(sep + "(?,?)")
 			ao = append(ao, ino, int64(e.st.Ino))
 			qn.WriteString(sep + "(?,CAST(? AS TEXT),?,?,?,?,0)")
@@ -254,10 +334,19 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 				return nil, fmt.Errorf("overlay copy-up: %w", err)
 			}
 		}
+		for _, ino := range linked {
+			delete(f.inodes, ino)
+			if _, err := c.Exec("UPDATE fs_inode SET nlink = nlink + 1 WHERE ino = ?", ino); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for i := range entries {
 		e := &entries[i]
 		f.dentries[dentryKey{parent, e.name}] = inos[i]
+		if link[i] {
+			continue
+		}
 		n := &ovNode{path: e.path, baseIno: int64(e.st.Ino), size: e.st.Size, mtimeNs: e.st.Mtim.Nano()}
 		if e.st.Mode&syscall.S_IFMT == syscall.S_IFREG {
 			n.extent = e.st.Size
@@ -594,8 +683,19 @@ func EnsureOverlayRoot(c *store.Conn, base string) error {
 	if _, err := c.Exec("INSERT OR IGNORE INTO fs_origin (delta_ino, base_ino) VALUES (?, ?)", schema.RootIno, int64(st.Ino)); err != nil {
 		return err
 	}
-	_, err := c.Exec("INSERT OR IGNORE INTO "+OverlayTable+" (ino, path, base_ino, base_size, base_mtime_ns, extent, complete) VALUES (?, '/', ?, 0, ?, 0, 0)",
-		schema.RootIno, int64(st.Ino), st.Mtim.Nano())
+	if _, err := c.Exec("INSERT OR IGNORE INTO "+OverlayTable+" (ino, path, base_ino, base_size, base_mtime_ns, extent, complete) VALUES (?, '/', ?, 0, ?, 0, 0)",
+		schema.RootIno, int64(st.Ino), st.Mtim.Nano()); err != nil {
+		return err
+	}
+	// Inodes created in the delta are numbered from DeltaInoBase up.
+	r, err := c.Exec("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'fs_inode'", DeltaInoBase)
+	if err != nil {
+		return err
+	}
+	if n, err := r.RowsAffected(); err != nil || n > 0 {
+		return err
+	}
+	_, err = c.Exec("INSERT INTO sqlite_sequence (name, seq) VALUES ('fs_inode', ?)", DeltaInoBase)
 	return err
 }
 

@@ -32,15 +32,18 @@
 //     whiteout hides it; readdir merges both (the base directory is read
 //     once, then the delta answers alone).
 //   - The first lookup of a base entry copies its metadata up: a delta
-//     inode with the base attributes, fs_origin(delta_ino, base_ino). Its
-//     inode number never changes after that, whatever is written.
+//     inode with the base attributes and, as a rule, the base inode
+//     number (fs_origin maps delta_ino to base_ino). stat in the overlay
+//     thus reports the host's st_ino, and it never changes afterwards,
+//     whatever is written. Inodes created in the delta are numbered from
+//     vfs.DeltaInoBase (2^40) up.
 //   - Data copy-up is per chunk: a write stores only the chunks it
 //     touches; the other bytes keep coming from the base file.
 //   - Removing a base entry records a whiteout and what the entry was
 //     (for Commit's conflict check); removing a base tree leaves one
 //     whiteout, for its root.
-//   - Extended attributes and hard links of the base are not carried up:
-//     each base name is its own inode in the delta.
+//   - Two base names of one inode (a hard link) are one delta inode.
+//     Extended attributes of the base are not carried up.
 //
 // The on-disk format (fs_overlay_config, fs_whiteout, fs_origin, and this
 // project's agentfs_overlay_inode) is in spec/SPEC.md, "Overlay".

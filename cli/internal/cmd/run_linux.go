@@ -200,6 +200,11 @@ func idMaps(self int, file string) []syscall.SysProcIDMap {
 // usernsError explains why the sandbox could not be made.
 func usernsError(err error) error {
 	msg := fmt.Sprintf("cannot create the sandbox's user namespace: %v", err)
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		// Not "fork/exec /path/to/agentfs: ...": the exec is fine.
+		msg = fmt.Sprintf("cannot create the sandbox's user namespace: %s (%s)", errno.Error(), errnoName(errno))
+	}
 	read := func(p string) string {
 		b, _ := os.ReadFile(p)
 		return strings.TrimSpace(string(b))

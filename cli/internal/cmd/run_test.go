@@ -741,3 +741,13 @@ trap 'echo got INT; exit 9' INT; echo ready; while :; do sleep 0.05; done`)
 		t.Errorf("exit after ^C: %v, want status 9", err)
 	}
 }
+
+// TestUsernsError: a refused user namespace is explained with the errno
+// and a next step, not as a failed exec of agentfs.
+func TestUsernsError(t *testing.T) {
+	err := usernsError(&os.PathError{Op: "fork/exec", Path: "/usr/bin/agentfs", Err: syscall.ENOSPC})
+	var ue userError
+	if !errors.As(err, &ue) || !strings.Contains(ue.msg, "user namespace: no space left on device (ENOSPC)") || ue.hint == "" {
+		t.Errorf("usernsError: %#v", err)
+	}
+}

@@ -25,8 +25,13 @@ fn temporary_database_is_removed_at_close() {
     let path = std::path::PathBuf::from(&info.path);
     assert!(path.exists(), "{path:?}");
     a.fs().write_file("/x", "y").unwrap();
+    let fs = a.fs();
     a.close().unwrap();
     assert!(!path.exists(), "temporary database {path:?} still there after close");
+    // Handles that outlive close fail cleanly.
+    let e = fs.stat("/x").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BrokenPipe);
+    assert!(e.to_string().contains("connection is closed"), "{e}");
 }
 
 #[test]

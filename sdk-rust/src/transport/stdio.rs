@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio as Pipe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -60,6 +60,8 @@ struct Shared {
     child: Mutex<Child>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     engine: PathBuf,
+    /// Set by close(): the end of the engine's output is expected.
+    closing: AtomicBool,
 }
 
 struct Pending {
@@ -95,6 +97,7 @@ impl Stdio {
             child: Mutex::new(child),
             stderr_tail: tail,
             engine: cfg.engine.clone(),
+            closing: AtomicBool::new(false),
         });
 
         let hello = pb::Frame {
@@ -205,6 +208,7 @@ impl Transport for Stdio {
     }
 
     fn close(&self) -> io::Result<()> {
+        self.shared.closing.store(true, Ordering::SeqCst);
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let slot = Slot::new();
         let open = {
@@ -313,7 +317,7 @@ impl Shared {
 
     /// Marks the connection over and fails every waiting call.
     fn fail_all(&self, why: String) {
-        let closing = self.writer.lock().unwrap_or_else(|p| p.into_inner()).is_none();
+        let closing = self.closing.load(Ordering::SeqCst);
         let why = if closing && why.is_empty() {
             "agentfs connection is closed".to_string()
         } else {

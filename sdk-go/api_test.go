@@ -336,3 +336,44 @@ func testAPI(t *testing.T, open func(t *testing.T) agentfs.Agent) {
 		}
 	})
 }
+
+func TestOpenByID(t *testing.T) {
+	ctx := context.Background()
+	t.Chdir(t.TempDir())
+	a, err := agentfs.Open(ctx, agentfs.Options{ID: "my-agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.FS().WriteFile(ctx, "/x", []byte("kept"), agentfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(a.Path()) != "my-agent.db" || filepath.Base(filepath.Dir(a.Path())) != ".agentfs" {
+		t.Errorf("Path = %s, want .agentfs/my-agent.db", a.Path())
+	}
+	a.Close()
+	if _, err := os.Stat(".agentfs/my-agent.db"); err != nil {
+		t.Fatal(err)
+	}
+	a, err = agentfs.Open(ctx, agentfs.Options{ID: "my-agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if b, err := a.FS().ReadFile(ctx, "/x"); err != nil || string(b) != "kept" {
+		t.Errorf("reopened: %q, %v", b, err)
+	}
+	if _, err := agentfs.Open(ctx, agentfs.Options{ID: "../escape"}); err == nil {
+		t.Error("Open with id ../escape succeeded")
+	}
+
+	// A temporary database is removed by Close.
+	tmp, err := agentfs.Open(ctx, agentfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tmp.Path()
+	tmp.Close()
+	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("temporary database %s left behind: %v", p, err)
+	}
+}

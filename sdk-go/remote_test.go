@@ -37,12 +37,12 @@ func startServer(t testing.TB) *httptest.Server {
 var agentSeq atomic.Int64
 
 // remoteOpener gives each test a new agent on one server.
-func remoteOpener(t *testing.T) func(t *testing.T) agentfs.Agent {
+func remoteOpener(t *testing.T, opts ...connect.ClientOption) func(t *testing.T) agentfs.Agent {
 	srv := startServer(t)
 	return func(t *testing.T) agentfs.Agent {
 		t.Helper()
 		id := fmt.Sprintf("agent-%d", agentSeq.Add(1))
-		r, err := agentfs.Dial(context.Background(), agentfs.RemoteOptions{URL: srv.URL, Agent: id, Token: testToken, Create: true, HTTPClient: srv.Client()})
+		r, err := agentfs.Dial(context.Background(), agentfs.RemoteOptions{URL: srv.URL, Agent: id, Token: testToken, Create: true, HTTPClient: srv.Client(), ClientOptions: opts})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,6 +52,9 @@ func remoteOpener(t *testing.T) func(t *testing.T) agentfs.Agent {
 }
 
 func TestVectorsRemote(t *testing.T) { runVectors(t, remoteOpener(t)) }
+
+// gRPC-Web carries errors in trailers: the same errno must arrive.
+func TestVectorsRemoteGRPCWeb(t *testing.T) { runVectors(t, remoteOpener(t, connect.WithGRPCWeb())) }
 
 func TestAPIRemote(t *testing.T) { testAPI(t, remoteOpener(t)) }
 

@@ -64,4 +64,5 @@ RS
 # The crate's own lock file pins the same dependency versions the tests used.
 cp Cargo.lock "$scratch/app/Cargo.lock"
 cd "$scratch/app"
-CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$OLDPWD/target/package-test}" cargo run --quiet
+# The crate's target directory: dependencies built for the tests are reused.
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$OLDPWD/target}" cargo run --quiet

@@ -336,6 +336,13 @@ func TestRunReadOnly(t *testing.T) {
 	allowedOut := filepath.Join(varTmp, "allowed")
 	os.Mkdir(allowedOut, 0o755)
 	allowedTmp := t.TempDir()
+	// A mount below an allowed path is writable too.
+	subMount := filepath.Join(allowedTmp, "mnt")
+	os.Mkdir(subMount, 0o755)
+	if err := syscall.Mount("tmpfs", subMount, "tmpfs", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Unmount(subMount, syscall.MNT_DETACH) })
 	hostTmpFile := filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-run-test-%d", os.Getpid()))
 	if err := os.WriteFile(hostTmpFile, []byte("host"), 0o644); err != nil {
 		t.Fatal(err)
@@ -346,15 +353,15 @@ func TestRunReadOnly(t *testing.T) {
 
 	r := run(t, "", "run", "--allow", allowedOut, "--allow", allowedTmp, "--", "./"+helperName, "write",
 		etc, filepath.Join(varTmp, "f"), filepath.Join(allowedOut, "f"), filepath.Join(allowedTmp, "f"),
-		"/tmp/private", filepath.Join(dir, "in-overlay"))
+		filepath.Join(subMount, "f"), "/tmp/private", filepath.Join(dir, "in-overlay"))
 	if r.code != 0 {
 		t.Fatalf("run: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
 	}
 	checkOut(t, "writes in the sandbox", r.out, lines(
 		etc+": EROFS", filepath.Join(varTmp, "f")+": EROFS",
 		filepath.Join(allowedOut, "f")+": ok", filepath.Join(allowedTmp, "f")+": ok",
-		"/tmp/private: ok", filepath.Join(dir, "in-overlay")+": ok"))
-	for _, p := range []string{filepath.Join(allowedOut, "f"), filepath.Join(allowedTmp, "f")} {
+		filepath.Join(subMount, "f")+": ok", "/tmp/private: ok", filepath.Join(dir, "in-overlay")+": ok"))
+	for _, p := range []string{filepath.Join(allowedOut, "f"), filepath.Join(allowedTmp, "f"), filepath.Join(subMount, "f")} {
 		if b, err := os.ReadFile(p); err != nil || string(b) != "x" {
 			t.Errorf("allowed write %s on the host: %q, %v", p, b, err)
 		}

@@ -146,6 +146,15 @@ func Setup(l Layout) error {
 		if err := remount(p, flags&^syscall.MS_RDONLY); err != nil {
 			return fmt.Errorf("make %s writable: %w (is it read-only on the host?)", p, err)
 		}
+		// Mounts below an allowed path came along (MS_REC) read-only:
+		// those writable on the host are writable again.
+		for _, m := range mounts {
+			if !m.ro && strings.HasPrefix(m.dir, strings.TrimSuffix(p, "/")+"/") {
+				if err := remount(m.dir, m.flags); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.EACCES) {
+					return fmt.Errorf("make %s writable: %w", m.dir, err)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -232,6 +241,7 @@ const (
 type mountPoint struct {
 	dir   string
 	flags uintptr // per-mount flags to keep (nosuid, nodev, noexec, atime)
+	ro    bool    // read-only already
 }
 
 // mountPoints lists the mount points of this namespace from
@@ -260,6 +270,8 @@ func parseMountPoints(r io.Reader) ([]mountPoint, error) {
 		m := mountPoint{dir: unescape(fields[4])}
 		for _, o := range strings.Split(fields[5], ",") {
 			switch o {
+			case "ro":
+				m.ro = true
 			case "nosuid":
 				m.flags |= syscall.MS_NOSUID
 			case "nodev":

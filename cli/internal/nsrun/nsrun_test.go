@@ -20,11 +20,11 @@ func TestParseMountPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []mountPoint{
-		{"/", syscall.MS_RELATIME},
-		{"/dev", syscall.MS_NOSUID | syscall.MS_NOEXEC | syscall.MS_STRICTATIME},
+		{"/", syscall.MS_RELATIME, false},
+		{"/dev", syscall.MS_NOSUID | syscall.MS_NOEXEC | syscall.MS_STRICTATIME, false},
 		// Mounted twice: the later mount is the one the path reaches.
-		{"/my dir", syscall.MS_RELATIME},
-		{"/sym", msNosymfollow | syscall.MS_RELATIME},
+		{"/my dir", syscall.MS_RELATIME, false},
+		{"/sym", msNosymfollow | syscall.MS_RELATIME, true},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)

@@ -179,7 +179,7 @@ async fn engine_killed_mid_call() {
         sandbox.exec_async(&agentfs::pb::ExecRequest { script: "sleep 60".into(), ..Default::default() }).await
     });
     a.fs().write_file("/probe", "x").await.unwrap();
-    assert!(std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success());
+    assert!(std::process::Command::new("sh").args(["-c", &format!("kill -9 {pid}")]).status().unwrap().success());
     let r = tokio::time::timeout(Duration::from_secs(60), call).await.expect("call hangs after the engine died");
     let e = r.unwrap().expect_err("exec cannot succeed");
     assert_eq!(e.kind(), ErrorKind::BrokenPipe, "{e}");

@@ -131,7 +131,7 @@ fn engine_killed_mid_call_fails_the_calls() {
     // Let the call reach the engine (a later call's answer proves the
     // engine reads frames; the sleep call went first).
     a.fs().write_file("/probe", "x").unwrap();
-    let status = std::process::Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    let status = std::process::Command::new("sh").args(["-c", &format!("kill -9 {pid}")]).status().unwrap();
     assert!(status.success());
     // A hang would block here; the bound only turns a hang into a failure.
     let r = rx.recv_timeout(Duration::from_secs(60)).expect("the in-flight call hangs after the engine died");

@@ -290,16 +290,21 @@ export class Filesystem {
 
   /**
    * Creates or replaces a file in one transaction; missing parent
-   * directories are created, as agentfs-sdk does.
+   * directories are created, as agentfs-sdk does (createParents: false
+   * fails with ENOENT instead, as node:fs).
    */
-  async writeFile(path: string, data: Data, options?: Encoding | { encoding?: Encoding | null; mode?: number; flag?: string } | null): Promise<void> {
+  async writeFile(
+    path: string,
+    data: Data,
+    options?: Encoding | { encoding?: Encoding | null; mode?: number; flag?: string; createParents?: boolean } | null,
+  ): Promise<void> {
     const o = typeof options === "object" && options !== null ? options : {};
     const flag = o.flag ?? "w";
     if (flag !== "w" && flag !== "a" && flag !== "wx" && flag !== "ax") throw errnoError("EINVAL", "open", path);
     const head = encode(WriteFileRequestSchema, {
       path,
       mode: o.mode ?? 0,
-      createParents: true,
+      createParents: o.createParents ?? true,
       append: flag[0] === "a",
       exclusive: flag.endsWith("x"),
     });
@@ -307,9 +312,9 @@ export class Filesystem {
   }
 
   /** Appends to a file, creating it if missing. */
-  async appendFile(path: string, data: Data, options?: Encoding | { encoding?: Encoding | null; mode?: number } | null): Promise<void> {
+  async appendFile(path: string, data: Data, options?: Encoding | { encoding?: Encoding | null; mode?: number; createParents?: boolean } | null): Promise<void> {
     const o = typeof options === "object" && options !== null ? options : {};
-    await this.writeFile(path, data, { encoding: encodingOf(options), mode: o.mode, flag: "a" });
+    await this.writeFile(path, data, { encoding: encodingOf(options), mode: o.mode, flag: "a", createParents: o.createParents });
   }
 
   /** Names in the directory, sorted. */

@@ -25,7 +25,7 @@ pub trait Transport: Send + Sync {
     /// Sends `payload` (a serialized request) to `procedure`
     /// ("/agentfs.v1.FilesystemService/Stat") and waits for the serialized
     /// response. Failures reported by the engine come back through
-    /// [`crate::error`] (the errno and path kept).
+    /// [`crate::ErrorExt`] (the errno and path kept).
     fn call(&self, procedure: &'static str, payload: Vec<u8>) -> io::Result<Vec<u8>>;
 
     /// The same call as a future. The default runs [`Transport::call`] on

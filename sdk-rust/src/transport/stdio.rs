@@ -1,7 +1,7 @@
 //! The stdio transport: the engine as a child process (`agentfs serve
 //! --stdio`) speaking length-prefixed `agentfs.v1.Frame`s (spec/PROTOCOL.md).
 //!
-//! Callers write their Call frame under a lock and wait on a [`Slot`]; one
+//! Callers write their Call frame under a lock and wait on a slot; one
 //! reader thread owns the engine's stdout and hands each Result to the slot
 //! of its id, so calls from many threads (and tasks) are in flight at once.
 //! When the engine goes away the reader fails every waiting slot with the

@@ -19,7 +19,7 @@ func emitRust(p *protogen.Plugin, services []*protogen.Service) error {
 	g := p.NewGeneratedFile("clients.rs", "")
 	g.P("// ", header)
 	g.P()
-	g.P("//! Typed clients of the agentfs.v1 services over any [`Transport`].")
+	g.P("//! Typed clients of the agentfs.v1 services over any [`crate::transport::Transport`].")
 	g.P()
 	g.P("use std::io;")
 	g.P("use std::sync::Arc;")

@@ -65,7 +65,10 @@ mount namespaces:
     session's database above; what CMD changes there goes to the database
     and the host directory stays as it was;
   - everything else is read-only (writes fail with EROFS), except the
-    --allow paths and a private, empty /tmp (and /dev/shm);
+    --allow paths and a private, empty /tmp (and /dev/shm); .agentfs/ in
+    the current directory is the host's, read-only;
+  - CMD runs as the calling user (root stays root of the namespace, but
+    cannot change mounts);
   - with --no-network, CMD gets an empty network namespace (no interfaces
     up, no route);
   - AGENTFS=1, AGENTFS_SANDBOX=linux-namespace and AGENTFS_SESSION are set.

@@ -123,6 +123,7 @@ func (h *handle) Release(ctx context.Context) syscall.Errno {
 // after a rewind), so READDIRPLUS needs no lookup per entry.
 type dirHandle struct {
 	n       *node
+	st      vfs.Stat // attributes at opendir (see Getattr)
 	mu      sync.Mutex
 	entries []vfs.DirEntry
 	loaded  bool

@@ -100,6 +100,15 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	st, err := n.s.fs.StatIno(n.ino)
 	if err != nil {
+		// fstat(2) of a directory removed while open: the engine keeps
+		// no inode of it (open files only), so answer from the
+		// attributes seen when it was opened, with no links left.
+		if d, ok := f.(*dirHandle); ok && vfs.Errno(err) == syscall.ENOENT && d.st.Ino != 0 {
+			st = d.st
+			st.Nlink = 0
+			n.s.fill(st, &out.Attr)
+			return 0
+		}
 		return n.s.errno(err)
 	}
 	n.s.fill(st, &out.Attr)
@@ -210,7 +219,14 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if err != nil {
 		return nil, 0, n.s.errno(err)
 	}
-	return &handle{s: n.s, f: f}, n.s.fopenFlags(), 0
+	fl := n.s.fopenFlags()
+	if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
+		// Nothing to commit at close(2) of a read-only descriptor:
+		// spare the FLUSH round trip (programs open many files to
+		// read them).
+		fl |= fuse.FOPEN_NOFLUSH
+	}
+	return &handle{s: n.s, f: f}, fl, 0
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
@@ -377,5 +393,16 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 }
 
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	return &dirHandle{n: n}, 0, 0
+	st, err := n.s.fs.StatIno(n.ino)
+	if err != nil {
+		return nil, 0, n.s.errno(err)
+	}
+	var fl uint32
+	if n.s.opts.PollInterval > 0 {
+		// The kernel keeps listings in its cache across opendir; it
+		// drops them on changes made through the mount, and the watcher
+		// on changes by other processes.
+		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	}
+	return &dirHandle{n: n, st: st}, fl, 0
 }

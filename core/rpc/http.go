@@ -157,6 +157,9 @@ func NewHTTPHandler(dir *AgentDir, o HTTPOptions) http.Handler {
 		connect.WithInterceptors(&agentInterceptor{dir: dir}),
 		connect.WithReadMaxBytes(int(o.MaxRequestBytes)),
 		connect.WithSendMaxBytes(1 << 30),
+		// Small answers (a stat, a 1 KiB file) cost more to gzip than to
+		// send: compress only what is worth it.
+		connect.WithCompressMinBytes(8 << 10),
 	}
 	mux := http.NewServeMux()
 	for _, mk := range []func() (string, http.Handler){

@@ -176,9 +176,20 @@ async fn engine_killed_mid_call() {
     let pid = a.engine_pid().unwrap();
     let sandbox = agentfs::clients::SandboxServiceClient::new(a.transport());
     let call = tokio::spawn(async move {
-        sandbox.exec_async(&agentfs::pb::ExecRequest { script: "sleep 60".into(), ..Default::default() }).await
+        sandbox
+            .exec_async(&agentfs::pb::ExecRequest {
+                script: "echo -n x > /started; sleep 60".into(),
+                ..Default::default()
+            })
+            .await
     });
-    a.fs().write_file("/probe", "x").await.unwrap();
+    // Wait until the script runs: the call is in flight in the engine.
+    let mut tries = 0;
+    while !a.fs().exists("/started").await.unwrap() {
+        tries += 1;
+        assert!(tries < 3000, "the exec call never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert!(std::process::Command::new("sh").args(["-c", &format!("kill -9 {pid}")]).status().unwrap().success());
     let r = tokio::time::timeout(Duration::from_secs(60), call).await.expect("call hangs after the engine died");
     let e = r.unwrap().expect_err("exec cannot succeed");

@@ -94,3 +94,26 @@ fn same_database_through_both_doors() {
     assert_eq!(b.kv().get::<String>("k").unwrap().as_deref(), Some("v"));
     b.close().unwrap();
 }
+
+#[test]
+fn server_killed_mid_call_fails_the_call() {
+    let mut srv = Server::start(None);
+    let a = AgentFS::open(srv.agent("k", None)).unwrap();
+    let sandbox = agentfs::clients::SandboxServiceClient::new(a.transport());
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let _ =
+            tx.send(sandbox.exec(&agentfs::pb::ExecRequest {
+                script: "echo -n x > /started; sleep 60".into(),
+                ..Default::default()
+            }));
+    });
+    // The script has started (the call is in flight); then the server dies.
+    common::wait_until_exists(&a, "/started");
+    srv.kill();
+    let r = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the call hangs after the server died");
+    let e = r.expect_err("exec cannot succeed once the server is killed");
+    assert!(e.to_string().contains("POST"), "{e}");
+    let e = a.fs().stat("/").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ConnectionRefused, "{e}");
+}

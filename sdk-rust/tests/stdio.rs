@@ -125,12 +125,12 @@ fn engine_killed_mid_call_fails_the_calls() {
     // A call that is in flight until the engine dies: a sandbox sleep.
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
-        let r = sandbox.exec(&agentfs::pb::ExecRequest { script: "sleep 60".into(), ..Default::default() });
+        let r = sandbox
+            .exec(&agentfs::pb::ExecRequest { script: "echo -n x > /started; sleep 60".into(), ..Default::default() });
         let _ = tx.send(r);
     });
-    // Let the call reach the engine (a later call's answer proves the
-    // engine reads frames; the sleep call went first).
-    a.fs().write_file("/probe", "x").unwrap();
+    // The script has started: the call is in flight in the engine.
+    common::wait_until_exists(&a, "/started");
     let status = std::process::Command::new("sh").args(["-c", &format!("kill -9 {pid}")]).status().unwrap();
     assert!(status.success());
     // A hang would block here; the bound only turns a hang into a failure.

@@ -37,6 +37,18 @@ pub fn scratch(tag: &str) -> PathBuf {
     d
 }
 
+/// Polls until `path` exists (a script in the engine has started); at most
+/// 30 s.
+pub fn wait_until_exists(a: &AgentFS, path: &str) {
+    for _ in 0..3000 {
+        if a.fs().exists(path).unwrap() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("{path} never appeared");
+}
+
 /// Options for a local agent through the engine under test.
 pub fn local(opts: Options) -> Options {
     Options { engine: Some(engine()), ..opts }
@@ -89,6 +101,12 @@ impl Server {
         });
         let url = rx.recv_timeout(Duration::from_secs(60)).expect("agentfs serve http did not say where it listens");
         Server { child, url, data }
+    }
+
+    /// Kills the server (SIGKILL).
+    pub fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
     }
 
     /// Options for agent `id` on this server.

@@ -68,7 +68,8 @@ fn run(transport: &str, a: &AgentFS, n: usize) {
     let fs = a.fs();
     let kb = vec![b'x'; 1024];
     fs.mkdir("/bench").unwrap();
-    report(transport, "empty call: ping (Ping/Pong or /healthz)", n, |_| a.ping().unwrap());
+    let ping = if transport == "stdio" { "empty call: ping (Ping/Pong frame)" } else { "empty call: GET /healthz" };
+    report(transport, ping, n, |_| a.ping().unwrap());
     report(transport, "empty call: AgentService.Info", n, |_| {
         a.info().unwrap();
     });

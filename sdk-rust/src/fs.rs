@@ -266,6 +266,7 @@ impl OpenOptions {
         self
     }
 
+    #[cfg(feature = "tokio")]
     pub(crate) fn is_append(&self) -> bool {
         self.append
     }

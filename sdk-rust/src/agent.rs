@@ -36,7 +36,7 @@ pub struct Options {
     pub durability: Option<String>,
     /// Base URL of an `agentfs serve http` server, e.g. `http://127.0.0.1:7777`.
     pub url: Option<String>,
-    /// Bearer token for the server.
+    /// Bearer token for the server; default `$AGENTFS_TOKEN`.
     pub token: Option<String>,
 }
 
@@ -113,8 +113,10 @@ fn connect_http(opts: &Options, url: &str) -> io::Result<Arc<Clients>> {
             "agentfs: Options::path is local; use Options::id with a server",
         ));
     }
-    let t: Arc<dyn Transport> =
-        Arc::new(Http::new(HttpConfig { url: url.into(), token: opts.token.clone(), agent: id.clone() }));
+    // As the server, the client takes the token from AGENTFS_TOKEN when none
+    // is given.
+    let token = opts.token.clone().or_else(|| std::env::var("AGENTFS_TOKEN").ok()).filter(|t| !t.is_empty());
+    let t: Arc<dyn Transport> = Arc::new(Http::new(HttpConfig { url: url.into(), token, agent: id.clone() }));
     let c = Clients::new(t);
     if opts.no_create {
         c.agent.info(&pb::InfoRequest {})?;

@@ -117,3 +117,26 @@ fn server_killed_mid_call_fails_the_call() {
     let e = a.fs().stat("/").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ConnectionRefused, "{e}");
 }
+
+#[test]
+fn token_from_the_environment() {
+    // Runs this binary again with AGENTFS_TOKEN set (changing the
+    // environment of the multi-threaded test process is not safe).
+    if let Ok(url) = std::env::var("AGENTFS_RS_TOKEN_CHILD") {
+        let a = AgentFS::open(Options::http(url, "env")).unwrap();
+        a.fs().write_file("/t", "from env").unwrap();
+        println!("CHILD-OK");
+        return;
+    }
+    let srv = Server::start(Some("envtok"));
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "token_from_the_environment", "--nocapture", "--test-threads=1"])
+        .env("AGENTFS_RS_TOKEN_CHILD", &srv.url)
+        .env("AGENTFS_TOKEN", "envtok")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("CHILD-OK"), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    let a = AgentFS::open(srv.agent("env", Some("envtok"))).unwrap();
+    assert_eq!(a.fs().read_file("/t").unwrap(), b"from env");
+}

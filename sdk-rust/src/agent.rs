@@ -88,10 +88,16 @@ pub(crate) fn connect(opts: &Options) -> io::Result<Arc<Clients>> {
     if opts.id.is_some() && opts.path.is_some() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "agentfs: set Options::id or Options::path, not both"));
     }
+    let path = match &opts.path {
+        None => String::new(),
+        Some(p) => p.to_str().map(String::from).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, format!("agentfs: database path {p:?} is not UTF-8"))
+        })?,
+    };
     let engine = engine::find_engine(opts.engine.as_deref())?;
     let open = pb::OpenOptions {
         id: opts.id.clone().unwrap_or_default(),
-        path: opts.path.as_ref().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default(),
+        path,
         no_create: opts.no_create,
         read_only: opts.read_only,
         chunk_size: opts.chunk_size.unwrap_or(0),

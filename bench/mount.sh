@@ -46,6 +46,7 @@ cleanup() {
 	[[ ${KEEP:-} == 1 ]] || rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM
 
 # The server runs in the foreground of a background job, so that
 # mount_down can wait until it has exited (closing the database

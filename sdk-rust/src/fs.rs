@@ -352,6 +352,9 @@ impl File {
 
 impl Read for File {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
         let data = self.pread(self.pos, buf.len())?;
         buf[..data.len()].copy_from_slice(&data);
         self.pos += data.len() as u64;
@@ -361,6 +364,9 @@ impl Read for File {
 
 impl Write for File {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
         if self.append {
             self.pos = self.metadata()?.size;
         }

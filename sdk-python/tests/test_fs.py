@@ -190,3 +190,12 @@ def test_info_and_query(agent: agentfs.AgentFS) -> None:
     agent.fs.write_file("/q", "x")
     rows = agent.query("SELECT size FROM fs_inode WHERE size = ?", 1)
     assert rows == [(1,)]
+
+
+def test_exec_in_the_sandbox(agent: agentfs.AgentFS) -> None:
+    agent.fs.write_file("/in/a.txt", "one\ntwo\nthree\n")
+    r = agent.exec("wc -l < a.txt; cat missing", dir="/in")
+    assert r.exit_code != 0
+    assert r.stdout.strip() == b"3" and b"missing" in r.stderr
+    r = agent.exec("tr a-z A-Z > out.txt", dir="/in", stdin=b"hello")
+    assert r.exit_code == 0 and agent.fs.read_file("/in/out.txt") == "HELLO"

@@ -57,3 +57,31 @@ def test_server_gone(engine: str, tmp_path) -> None:  # type: ignore[no-untyped-
     with pytest.raises(agentfs.EngineUnavailableError):
         a.fs.read_file("/x")
     a.close()
+
+
+def test_server_killed_during_a_running_call(engine: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import threading
+    import time
+
+    srv = HttpServer(engine, tmp_path, "tok")
+    a = agentfs.AgentFS.open(url=srv.url, token="tok", id="mid")
+    out: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            a.exec("echo started > /flag; sleep 60")
+        except BaseException as e:  # noqa: BLE001
+            out.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    deadline = time.monotonic() + 30
+    while not a.fs.exists("/flag"):  # from this thread's own connection
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    srv.proc.kill()
+    srv.proc.wait()
+    t.join(timeout=30)
+    assert not t.is_alive(), "the call still waits after the server died"
+    assert len(out) == 1 and isinstance(out[0], agentfs.EngineUnavailableError), out
+    a.close()

@@ -146,6 +146,38 @@ def test_engine_killed_mid_call(engine: str, tmp_path: Path) -> None:
     a.close()  # closing a dead transport does not raise or hang
 
 
+def _wait_for(cond, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + 30
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def test_engine_killed_during_a_running_call(engine: str, tmp_path: Path) -> None:
+    """A call that is certainly running in the engine (a sandbox script that
+    sleeps) fails with a clear error when the engine is killed."""
+    a = agentfs.AgentFS.open(path=str(tmp_path / "m.db"))
+    transport = a.transport
+    assert isinstance(transport, agentfs.StdioTransport)
+    out: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            a.exec("echo started > /flag; sleep 60")
+        except BaseException as e:  # noqa: BLE001
+            out.append(e)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    _wait_for(lambda: a.fs.exists("/flag"), "the script to start")
+    os.kill(transport.pid, signal.SIGKILL)
+    t.join(timeout=30)
+    assert not t.is_alive(), "the call still waits after the engine died"
+    assert len(out) == 1 and isinstance(out[0], agentfs.EngineUnavailableError), out
+    assert "killed by signal 9" in str(out[0])
+    a.close()
+
+
 def test_close_finishes_calls_in_flight(engine: str, tmp_path: Path) -> None:
     a = agentfs.AgentFS.open(path=str(tmp_path / "s.db"))
     done: list[object] = []

@@ -15,6 +15,7 @@ import http.client
 import json
 import ssl
 import threading
+import time
 import urllib.parse
 
 from google.protobuf.message import Message
@@ -35,6 +36,10 @@ from .v1 import errors_pb2
 # Agentfs-Agent header (the server would look the agent up first, and
 # CreateAgent is how it comes to exist).
 _AGENTLESS = frozenset({"/agentfs.v1.AgentService/ListAgents", "/agentfs.v1.AgentService/CreateAgent"})
+
+# A kept-alive connection idle this long (seconds) may have been closed by
+# the server; a call failing on it as a disconnect is retried once.
+_STALE_AFTER = 1.0
 
 # Connect error codes without an agentfs.v1.Error detail.
 _BY_CODE: dict[str, type[AgentFSError]] = {
@@ -119,17 +124,19 @@ class HttpTransport:
         headers = self._plain if procedure in _AGENTLESS else self._agent_headers
         for attempt in (0, 1):
             conn = self._conn()
-            fresh = conn.sock is None
+            idle = time.monotonic() - getattr(self._local, "last", 0.0) if conn.sock is not None else 0.0
             try:
                 conn.request("POST", self._base + procedure, body=body, headers=headers)
                 resp = conn.getresponse()
                 data = resp.read()
+                self._local.last = time.monotonic()
                 break
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
-                # A kept-alive connection the server had closed: retry once
-                # on a new one. A fresh connection failing is an answer.
+                # A kept-alive connection that sat idle may have been closed
+                # by the server: retry once on a new one. Otherwise the call
+                # may have run, and calls are not all idempotent: report it.
                 self._drop()
-                if fresh or attempt == 1:
+                if idle < _STALE_AFTER or attempt == 1:
                     raise EngineUnavailableError(f"agentfs server {self.url}: {e}") from None
             except (OSError, http.client.HTTPException) as e:
                 self._drop()

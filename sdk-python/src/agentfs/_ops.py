@@ -14,12 +14,12 @@ from typing import Any, Generic, TypeVar, cast
 from google.protobuf.message import Message
 
 from ._errors import InvalidArgumentError
-from ._types import _STATUS, DirEntry, Info, Stats, StatFs, ToolCall, ToolCallStats
-from .v1 import agent_pb2, filesystem_pb2 as fs, kv_pb2, tools_pb2
+from ._types import _STATUS, DirEntry, ExecResult, Info, Stats, StatFs, ToolCall, ToolCallStats
+from .v1 import agent_pb2, filesystem_pb2 as fs, kv_pb2, sandbox_pb2, tools_pb2
 
 T = TypeVar("T")
 
-FS, KV, TOOLS, AGENT = "fs", "kv", "tools", "agent"
+FS, KV, TOOLS, AGENT, SANDBOX = "fs", "kv", "tools", "agent", "sandbox"
 
 
 @dataclass(frozen=True, slots=True)
@@ -370,3 +370,17 @@ def _py(v: agent_pb2.Value) -> Any:
 def query(sql: str, params: tuple[Any, ...]) -> Op[list[tuple[Any, ...]]]:
     req = agent_pb2.QueryRequest(sql=sql, params=[_value(p) for p in params])
     return Op(AGENT, "query", req, lambda r: [tuple(_py(v) for v in row.values) for row in r.rows])
+
+
+# --- sandbox ----------------------------------------------------------------
+
+
+def exec_script(
+    script: str, dir: str, stdin: bytes, env: dict[str, str] | None, limits: str
+) -> Op[ExecResult]:
+    req = sandbox_pb2.ExecRequest(script=script, dir=dir, stdin=stdin, env=env or {}, limits=limits)
+
+    def conv(r: sandbox_pb2.ExecResponse) -> ExecResult:
+        return ExecResult(r.exit_code, r.stdout, r.stderr, r.limit, r.duration_ns)
+
+    return Op(SANDBOX, "exec", req, conv)

@@ -18,7 +18,7 @@ from ._connect import connect
 from ._http import HttpTransport
 from ._ops import Op
 from ._stdio import StdioTransport
-from ._types import AgentFSOptions, DirEntry, Info, Stats, StatFs, ToolCall, ToolCallStats
+from ._types import AgentFSOptions, DirEntry, ExecResult, Info, Stats, StatFs, ToolCall, ToolCallStats
 from .v1 import rpc
 
 T = TypeVar("T")
@@ -29,13 +29,14 @@ Data = str | bytes | bytearray | memoryview
 class _Clients:
     """The generated clients over one transport."""
 
-    __slots__ = ("fs", "kv", "tools", "agent")
+    __slots__ = ("fs", "kv", "tools", "agent", "sandbox")
 
     def __init__(self, t: StdioTransport | HttpTransport) -> None:
         self.fs = rpc.FilesystemServiceClient(t)
         self.kv = rpc.KvServiceClient(t)
         self.tools = rpc.ToolsServiceClient(t)
         self.agent = rpc.AgentServiceClient(t)
+        self.sandbox = rpc.SandboxServiceClient(t)
 
 
 class _Part:
@@ -402,6 +403,19 @@ class AgentFS:
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         """Runs one read-only SQL statement on the database."""
         return self._agent._do(_ops.query(sql, params))
+
+    def exec(
+        self,
+        script: str,
+        *,
+        dir: str = "/",
+        stdin: bytes = b"",
+        env: dict[str, str] | None = None,
+        limits: str = "",
+    ) -> ExecResult:
+        """Runs a shell script in the engine's in-process sandbox over the
+        agent's files (POSIX utilities written in Go; no host process)."""
+        return self._agent._do(_ops.exec_script(script, dir, stdin, env, limits))
 
     def close(self) -> None:
         """Finishes the calls in flight and stops the engine (stdio) or

@@ -194,6 +194,17 @@ class Info:
     engine_version: str
 
 
+@dataclass(frozen=True)
+class ExecResult:
+    """Outcome of a script run by the engine's in-process sandbox."""
+
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+    limit: str
+    duration_ns: int
+
+
 _STATUS: dict[int, Literal["pending", "success", "error"]] = {
     tools_pb2.TOOL_STATUS_PENDING: "pending",
     tools_pb2.TOOL_STATUS_SUCCESS: "success",

@@ -23,7 +23,7 @@ from ._errors import *  # noqa: F403  (the same exceptions, importable from here
 from ._http import HttpTransport
 from ._ops import Op
 from ._stdio import StdioTransport
-from ._types import AgentFSOptions, DirEntry, Info, Stats, StatFs, ToolCall, ToolCallStats
+from ._types import AgentFSOptions, DirEntry, ExecResult, Info, Stats, StatFs, ToolCall, ToolCallStats
 from .v1 import rpc
 
 __all__ = ["AgentFS", "AgentFSOptions", "Filesystem", "File", "KvStore", "ToolCalls"]
@@ -34,13 +34,14 @@ Data = str | bytes | bytearray | memoryview
 
 
 class _Clients:
-    __slots__ = ("fs", "kv", "tools", "agent")
+    __slots__ = ("fs", "kv", "tools", "agent", "sandbox")
 
     def __init__(self, t: StdioTransport | HttpTransport) -> None:
         self.fs = rpc.AsyncFilesystemServiceClient(t)
         self.kv = rpc.AsyncKvServiceClient(t)
         self.tools = rpc.AsyncToolsServiceClient(t)
         self.agent = rpc.AsyncAgentServiceClient(t)
+        self.sandbox = rpc.AsyncSandboxServiceClient(t)
 
 
 class _Part:
@@ -356,6 +357,19 @@ class AgentFS:
 
     async def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return await self._agent._do(_ops.query(sql, params))
+
+    async def exec(
+        self,
+        script: str,
+        *,
+        dir: str = "/",
+        stdin: bytes = b"",
+        env: dict[str, str] | None = None,
+        limits: str = "",
+    ) -> ExecResult:
+        """Runs a shell script in the engine's in-process sandbox over the
+        agent's files (POSIX utilities written in Go; no host process)."""
+        return await self._agent._do(_ops.exec_script(script, dir, stdin, env, limits))
 
     async def close(self) -> None:
         # Shutdown waits for the engine to exit: not on the event loop.

@@ -24,10 +24,10 @@ func emitPy(p *protogen.Plugin, services []*protogen.Service) error {
 	}
 	pkg := path.Dir(services[0].Location.SourceFile) // "agentfs/v1"
 
-	init := p.NewGeneratedFile(pkg+"/__init__.py", "")
-	init.P("# ", header)
-	init.P(`"""Messages (*_pb2, from grpc_tools.protoc) and typed clients (rpc) of the`)
-	init.P(`agentfs.v1 API defined in spec/proto."""`)
+	pkgInit := p.NewGeneratedFile(pkg+"/__init__.py", "")
+	pkgInit.P("# ", header)
+	pkgInit.P(`"""Messages (*_pb2, from grpc_tools.protoc) and typed clients (rpc) of the`)
+	pkgInit.P(`agentfs.v1 API defined in spec/proto."""`)
 
 	g := p.NewGeneratedFile(pkg+"/rpc.py", "")
 	g.P("# ", header)

@@ -211,3 +211,17 @@ def test_heartbeat_keeps_an_idle_engine(engine: str) -> None:
         assert a.fs.read_file("/x") == "1"
         assert isinstance(a.transport, agentfs.StdioTransport)
         assert a.transport._proc.poll() is None
+
+
+def test_unclosed_agent_is_cleaned_up_at_exit(engine: str, tmp_path: Path) -> None:
+    # A program that never closes its temporary agent: at interpreter exit
+    # the engine is stopped cleanly and removes the temporary database.
+    import subprocess
+    import sys
+
+    code = "import agentfs\na = agentfs.AgentFS.open()\na.fs.write_file('/x', 'y')\nprint(a.info().path)\n"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    path = r.stdout.strip()
+    assert path.endswith(".db")
+    assert not os.path.exists(path) and not os.path.exists(os.path.dirname(path))

@@ -92,9 +92,10 @@ class StdioTransport:
         self._closing = False
         self._stderr: collections.deque[str] = collections.deque(maxlen=20)
         self._last_write = time.monotonic()
-        # The engine exits when its stdin closes; this also covers a
-        # transport that is garbage collected without close().
-        self._finalizer = weakref.finalize(self, _kill, self._proc)
+        # An agent never closed (the program ends first): close the engine's
+        # stdin so it shuts down cleanly (checkpoint, temporary database
+        # removed) rather than being left to notice the pipe later.
+        self._finalizer = weakref.finalize(self, _stop, self._proc)
 
         self._errt = threading.Thread(target=self._read_stderr, name="agentfs-stderr", daemon=True)
         self._errt.start()
@@ -353,6 +354,17 @@ def _decode(pending: _Pending, response_type: type[M]) -> M:
 def _set_done(fut: asyncio.Future[Any]) -> None:
     if not fut.done():
         fut.set_result(None)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        try:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    _kill(proc)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

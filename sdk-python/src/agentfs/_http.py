@@ -3,20 +3,22 @@
 POST {base}/agentfs.v1.Service/Method with the serialized request
 (application/proto), a bearer token and the agent id in Agentfs-Agent.
 Errors come back as Connect's JSON error body whose detail is the same
-agentfs.v1.Error as over stdio. The standard library's http.client keeps
-one persistent connection per thread; no third-party HTTP package.
+agentfs.v1.Error as over stdio. One persistent HTTP/1.1 connection per
+thread, over the standard library's socket and ssl; no third-party package.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import http.client
 import json
+import socket
 import ssl
 import threading
 import time
 import urllib.parse
+
+from typing import Any
 
 from google.protobuf.message import Message
 
@@ -52,6 +54,95 @@ _BY_CODE: dict[str, type[AgentFSError]] = {
 }
 
 
+class _Disconnected(ConnectionError):
+    """The server closed the connection before answering."""
+
+
+class _Conn:
+    """One persistent HTTP/1.1 connection. A request is one write (headers
+    and a small body together, TCP_NODELAY); the answer is read with a
+    minimal parser (status, Content-Length or chunked). http.client does the
+    same work in about 2.5 times the time per call (header formatting and
+    its email-based response parser), which dominates small calls."""
+
+    __slots__ = ("sock", "rfile", "last")
+
+    def __init__(self, host: str, port: int, timeout: float, ctx: ssl.SSLContext | None) -> None:
+        sock = socket.create_connection((host, port), timeout=timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if ctx is not None:
+            sock = ctx.wrap_socket(sock, server_hostname=host)
+        self.sock = sock
+        self.rfile = sock.makefile("rb")
+        self.last = time.monotonic()
+
+    def close(self) -> None:
+        try:
+            self.rfile.close()
+            self.sock.close()
+        except OSError:
+            pass
+
+    def roundtrip(self, head: bytes, body: bytes) -> tuple[int, bytes, bool]:
+        """Sends one request; returns status, body and whether the server
+        closes the connection after it."""
+        if len(body) <= 1 << 16:
+            self.sock.sendall(head + body)
+        else:  # no copy of large bodies
+            self.sock.sendall(head)
+            self.sock.sendall(body)
+        rf = self.rfile
+        line = rf.readline(1 << 16)
+        if not line:
+            raise _Disconnected("the server closed the connection")
+        parts = line.split(None, 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/"):
+            raise ConnectionError(f"not an HTTP answer: {line[:80]!r}")
+        status = int(parts[1])
+        close = parts[0] == b"HTTP/1.0"
+        length: int | None = None
+        chunked = False
+        while True:
+            line = rf.readline(1 << 16)
+            if not line:
+                raise _Disconnected("the server closed the connection")
+            if line in (b"\r\n", b"\n"):
+                break
+            k, _, v = line.partition(b":")
+            k = k.strip().lower()
+            if k == b"content-length":
+                length = int(v)
+            elif k == b"transfer-encoding":
+                chunked = b"chunked" in v.lower()
+            elif k == b"connection":
+                close = v.strip().lower() == b"close"
+        if chunked:
+            out = bytearray()
+            while True:
+                size = int(rf.readline(1 << 16).split(b";")[0], 16)
+                if size == 0:
+                    while rf.readline(1 << 16) not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    break
+                out += _read_exact(rf, size)
+                rf.readline(1 << 16)
+            data = bytes(out)
+        elif length is not None:
+            data = _read_exact(rf, length)
+        else:
+            data = rf.read()
+            close = True
+        self.last = time.monotonic()
+        return status, data, close
+
+
+def _read_exact(rf: Any, n: int) -> bytes:
+    data: bytes = rf.read(n)
+    if len(data) < n:
+        raise _Disconnected("the server closed the connection in the middle of an answer")
+    return data
+
+
 class HttpTransport:
     """Talks to `agentfs serve http` at `url` ("http://127.0.0.1:7777")."""
 
@@ -68,22 +159,24 @@ class HttpTransport:
         if u.scheme not in ("http", "https") or not u.hostname:
             raise InvalidArgumentError(f"agentfs: not an http(s) URL: {url!r}")
         self.url = url
-        self._https = u.scheme == "https"
         self._host = u.hostname
-        self._port = u.port or (443 if self._https else 80)
+        self._port = u.port or (443 if u.scheme == "https" else 80)
+        self._ssl = (ssl_context or ssl.create_default_context()) if u.scheme == "https" else None
         self._base = u.path.rstrip("/")
         self._timeout = timeout
-        self._ssl = ssl_context
-        self._headers = {
-            "Content-Type": "application/proto",
-            "Connect-Protocol-Version": "1",
-            "User-Agent": "agentfs-sdk-python",
-        }
+        host = self._host if ":" not in self._host else f"[{self._host}]"
+        self._common = (
+            f"Host: {host}:{self._port}\r\n"
+            "Content-Type: application/proto\r\n"
+            "Connect-Protocol-Version: 1\r\n"
+            "Accept-Encoding: identity\r\n"
+            "User-Agent: agentfs-sdk-python\r\n"
+        )
         if token:
-            self._headers["Authorization"] = f"Bearer {token}"
+            self._common += f"Authorization: Bearer {token}\r\n"
         self.agent = agent
         self._local = threading.local()
-        self._conns: list[http.client.HTTPConnection] = []
+        self._conns: list[_Conn] = []
         self._lock = threading.Lock()
         self._closed = False
 
@@ -94,56 +187,58 @@ class HttpTransport:
     @agent.setter
     def agent(self, agent: str | None) -> None:
         self._agent = agent
-        self._plain = dict(self._headers)
-        self._agent_headers = dict(self._headers)
-        if agent:
-            self._agent_headers["Agentfs-Agent"] = agent
+        self._agent_header = f"Agentfs-Agent: {agent}\r\n" if agent else ""
 
-    def _conn(self) -> http.client.HTTPConnection:
-        c: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+    def _conn(self) -> _Conn:
+        c: _Conn | None = getattr(self._local, "conn", None)
         if c is None:
             if self._closed:
                 raise EngineUnavailableError("agentfs transport is closed")
-            if self._https:
-                c = http.client.HTTPSConnection(self._host, self._port, timeout=self._timeout, context=self._ssl)
-            else:
-                c = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+            c = _Conn(self._host, self._port, self._timeout, self._ssl)
             self._local.conn = c
             with self._lock:
                 self._conns.append(c)
         return c
 
     def _drop(self) -> None:
-        c = getattr(self._local, "conn", None)
+        c: _Conn | None = getattr(self._local, "conn", None)
         if c is not None:
             c.close()
             self._local.conn = None
+            with self._lock:
+                if c in self._conns:
+                    self._conns.remove(c)
 
     def unary(self, procedure: str, request: Message, response_type: type[M]) -> M:
         body = request.SerializeToString()
-        headers = self._plain if procedure in _AGENTLESS else self._agent_headers
+        agent = "" if procedure in _AGENTLESS else self._agent_header
+        head = (
+            f"POST {self._base}{procedure} HTTP/1.1\r\n{self._common}{agent}Content-Length: {len(body)}\r\n\r\n"
+        ).encode("latin-1")
         for attempt in (0, 1):
-            conn = self._conn()
-            idle = time.monotonic() - getattr(self._local, "last", 0.0) if conn.sock is not None else 0.0
             try:
-                conn.request("POST", self._base + procedure, body=body, headers=headers)
-                resp = conn.getresponse()
-                data = resp.read()
-                self._local.last = time.monotonic()
+                conn = self._conn()
+            except OSError as e:
+                raise EngineUnavailableError(f"agentfs server {self.url}: {e}") from None
+            idle = time.monotonic() - conn.last
+            try:
+                status, data, close = conn.roundtrip(head, body)
                 break
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
+            except (_Disconnected, BrokenPipeError, ConnectionResetError) as e:
                 # A kept-alive connection that sat idle may have been closed
                 # by the server: retry once on a new one. Otherwise the call
                 # may have run, and calls are not all idempotent: report it.
                 self._drop()
                 if idle < _STALE_AFTER or attempt == 1:
                     raise EngineUnavailableError(f"agentfs server {self.url}: {e}") from None
-            except (OSError, http.client.HTTPException) as e:
+            except (OSError, ValueError) as e:
                 self._drop()
                 raise EngineUnavailableError(f"agentfs server {self.url}: {e}") from None
-        if resp.status == 200:
+        if close:
+            self._drop()
+        if status == 200:
             return response_type.FromString(data)
-        raise _error(resp.status, data, self.url)
+        raise _error(status, data, self.url)
 
     async def unary_async(self, procedure: str, request: Message, response_type: type[M]) -> M:
         return await asyncio.to_thread(self.unary, procedure, request, response_type)
@@ -153,10 +248,7 @@ class HttpTransport:
         with self._lock:
             conns, self._conns = self._conns, []
         for c in conns:
-            try:
-                c.close()
-            except OSError:
-                pass
+            c.close()
 
 
 def _error(status: int, data: bytes, url: str) -> Exception:

@@ -364,12 +364,27 @@ func (c *stdioConn) runCall(ctx context.Context, cancel context.CancelFunc, id u
 		c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
 		return
 	}
+	// Responses that are file data alone are framed around the data:
+	// marshalling would copy a whole file (64 MiB for a large ReadFile).
+	switch r := resp.(type) {
+	case *v1.ReadFileResponse:
+		c.send(resultFrame(id, bytesField(1, r.Data), r.Data))
+		return
+	case *v1.PreadResponse:
+		c.send(resultFrame(id, bytesField(1, r.Data), r.Data))
+		return
+	}
 	out, err := proto.Marshal(resp)
 	if err != nil {
 		c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
 		return
 	}
-	c.send(resultFrame(id, out))
+	c.send(resultFrame(id, nil, out))
+}
+
+// bytesField is the tag and length of a bytes field, without the bytes.
+func bytesField(num protowire.Number, b []byte) []byte {
+	return protowire.AppendVarint(protowire.AppendTag(make([]byte, 0, 12), num, protowire.BytesType), uint64(len(b)))
 }
 
 // dispatch runs one method, turning panics and decode failures into
@@ -551,18 +566,21 @@ func marshalFrame(f *v1.Frame) [][]byte {
 	return [][]byte{append(hdr, b...)}
 }
 
-// resultFrame encodes Frame{id, result: Result{payload}} around payload
-// without copying it: the header and the payload are written one after
-// the other.
-func resultFrame(id uint64, payload []byte) [][]byte {
+// resultFrame encodes Frame{id, result: Result{payload}} where the
+// serialized response is prefix followed by payload, without copying a
+// large payload: the header and the payload are written one after the
+// other.
+func resultFrame(id uint64, prefix, payload []byte) [][]byte {
+	n := len(prefix) + len(payload)
 	inner := protowire.AppendTag(nil, 1, protowire.BytesType)
-	inner = protowire.AppendVarint(inner, uint64(len(payload)))
-	hdr := make([]byte, 4, 32)
+	inner = protowire.AppendVarint(inner, uint64(n))
+	hdr := make([]byte, 4, 48)
 	hdr = protowire.AppendTag(hdr, fieldID, protowire.VarintType)
 	hdr = protowire.AppendVarint(hdr, id)
 	hdr = protowire.AppendTag(hdr, fieldResult, protowire.BytesType)
-	hdr = protowire.AppendVarint(hdr, uint64(len(inner)+len(payload)))
+	hdr = protowire.AppendVarint(hdr, uint64(len(inner)+n))
 	hdr = append(hdr, inner...)
+	hdr = append(hdr, prefix...)
 	binary.BigEndian.PutUint32(hdr, uint32(len(hdr)-4+len(payload)))
 	if len(payload) < 64<<10 {
 		return [][]byte{append(hdr, payload...)}

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -473,5 +474,35 @@ func TestStdioSlowCallDoesNotHoldUpOthers(t *testing.T) {
 	close(release)
 	if err := <-execDone; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// File data answers are framed around the data (no marshal copy): large
+// and empty files, and preads, come back byte-identical.
+func TestStdioFileDataFraming(t *testing.T) {
+	c, _ := startEngine(t, tempHello(t))
+	fsc := agentfsv1rpc.NewFilesystemServiceClient(c)
+	ctx := context.Background()
+	big := make([]byte, 200<<10)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	for _, data := range [][]byte{big, {}, []byte("x")} {
+		if _, err := fsc.WriteFile(ctx, &v1.WriteFileRequest{Path: "/f", Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := fsc.ReadFile(ctx, &v1.ReadFileRequest{Path: "/f"})
+		if err != nil || !bytes.Equal(got.Data, data) {
+			t.Fatalf("ReadFile of %d bytes: got %d bytes, %v", len(data), len(got.GetData()), err)
+		}
+	}
+	fsc.WriteFile(ctx, &v1.WriteFileRequest{Path: "/f", Data: big})
+	h, err := fsc.Open(ctx, &v1.OpenRequest{Path: "/f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := fsc.Pread(ctx, &v1.PreadRequest{Handle: h.Handle, Offset: 1000, Size: 100 << 10})
+	if err != nil || !bytes.Equal(pr.Data, big[1000:1000+100<<10]) {
+		t.Fatalf("Pread: %d bytes, %v", len(pr.GetData()), err)
 	}
 }

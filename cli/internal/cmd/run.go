@@ -41,6 +41,9 @@ type runConfig struct {
 	// New: this run created the session (removed again if the command
 	// never started).
 	New bool `json:"new,omitempty"`
+	// Job: the command gets the terminal, and the sandbox's init reports
+	// its stops on descriptor 4 (job control, run_linux.go).
+	Job bool `json:"job,omitempty"`
 }
 
 // runStatus is what a stage reports on the status pipe when it fails

@@ -1,6 +1,7 @@
 package cmd
 
-// The sandbox of "agentfs run" is three processes of this binary:
+// The sandbox of "agentfs run" is four processes, three of them this
+// binary:
 //
 //	agentfs run            host namespaces: registry entry, signal
 //	  |                    forwarding, exit status, hints
@@ -9,15 +10,39 @@ package cmd
 //	  |    |               M1 is a private copy of the host's mounts
 //	  |    +- agentfs mount -f DB STAGING   the session's FUSE server, in M1,
 //	  |    |               so it sees the host directory at its own path
-//	  |    +- stage exec   new mount namespace M2 (a copy of M1): everything
-//	  |                    read-only, private /tmp, the FUSE mount bound on
-//	  |                    the working directory, --allow paths writable;
-//	  |                    then exec of CMD
+//	  |    +- stage exec   new PID namespace, whose pid 1 it is, and new
+//	  |         |          mount namespace M2 (a copy of M1): everything
+//	  |         |          read-only, private /tmp, a procfs of its own on
+//	  |         |          /proc, the FUSE mount bound on the working
+//	  |         |          directory, --allow paths writable
+//	  |         +- CMD     pid 2, leader of its own process group
 //
 // The server cannot live in M2: there the working directory is its own
 // mount, and reading the host directory below it would loop back into the
 // server. Both mount namespaces die with their processes, and the FUSE
 // mount with them: a run leaves nothing mounted on the host.
+//
+// The PID namespace keeps the host's processes out of the sandbox's
+// sight: with the host's /proc, /proc/PID/cwd and /proc/PID/root of any
+// process of the same user (and of capabilities no greater than the
+// command's) lead to the writable host filesystem. The sandbox's /proc
+// shows stage exec and CMD's processes only; stage init and the server,
+// whose M1 shows the host writable, are outside it.
+//
+// Stage exec stays as the namespace's init instead of becoming CMD,
+// because pid 1 of a namespace is special: the kernel ignores signals it
+// has no handler for (a shell's "kill $$" would not end a CMD that is
+// pid 1), orphans are reparented to it (someone must reap them), and when
+// it exits the kernel kills everything else in the namespace. So stage
+// exec starts CMD, reaps every process, passes on the signals it gets
+// (from stage init, which passes on agentfs run's) to CMD's process
+// group, and when CMD ends kills what is left and exits with CMD's status
+// (128+N for signal N). On a terminal, CMD's group is the foreground one;
+// when CMD stops (^Z), stage exec, which the stop cannot reach, tells
+// stage init over a socket (descriptor 4); stage init takes the terminal
+// back and stops itself and agentfs run, so the user's shell sees the job
+// stopped; continued, it answers whether it is in the foreground, and
+// stage exec gives CMD the terminal back and continues it.
 
 import (
 	"bufio"
@@ -28,10 +53,10 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"github.com/spf13/cobra"
@@ -304,49 +329,60 @@ func runStageInit(cmd *cobra.Command) error {
 		stopServer()
 		return reportStage(status, 1, err)
 	}
+	// The command leads its own process group; on a terminal, that group
+	// is the foreground one, so ^C reaches the command (and only it,
+	// once), as in a shell. Stage exec sets that up inside the PID
+	// namespace; here it gets a group of its own.
+	var job, jobRemote *os.File
+	if foregroundTTY() {
+		if job, jobRemote, err = socketPair(); err != nil {
+			stopServer()
+			return reportStage(status, 1, err)
+		}
+		defer job.Close()
+		cfg.Job = true
+	}
 	b, _ := json.Marshal(cfg)
 	c := exec.Command(exe, "run", "--internal-stage", "exec")
 	c.Env = append(os.Environ(), runConfigEnv+"="+string(b))
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	c.ExtraFiles = []*os.File{status}
-	// The command leads its own process group; on a terminal, that group
-	// is the foreground one, so ^C reaches the command (and only it,
-	// once), as in a shell.
-	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	fg := foregroundTTY()
-	if fg {
-		attr.Foreground, attr.Ctty = true, 0
+	if jobRemote != nil {
+		c.ExtraFiles = append(c.ExtraFiles, jobRemote)
 	}
-	c.SysProcAttr = attr
-	if err := c.Start(); err != nil {
+	c.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = c.Start()
+	if jobRemote != nil {
+		jobRemote.Close()
+	}
+	if err != nil {
 		stopServer()
 		return reportStage(status, 1, err)
 	}
 	status.Close()
-	ns := mountNS(c.Process.Pid)
 	done := make(chan struct{})
 	go func() {
 		for {
 			select {
 			case s := <-sig:
-				// To the group, as a terminal would.
-				syscall.Kill(-c.Process.Pid, s.(syscall.Signal))
+				// To the sandbox's init, which passes it on to the
+				// command's group, as a terminal would.
+				c.Process.Signal(s)
 			case <-done:
 				return
 			}
 		}
 	}()
 	var code int
-	if fg {
-		code = waitJob(c.Process.Pid)
+	if job != nil {
+		code = waitJob(c, job)
 		takeTTYBack()
 	} else {
 		code = waitStatus(c.Wait())
 	}
 	close(done)
-	// The sandbox ends with its command: what it left running would
-	// keep the session mounted.
-	killNamespace(ns)
+	// Nothing of the sandbox is left: when its init exits, the kernel
+	// kills the rest of the PID namespace (and Wait returns after that).
 	stopServer()
 	if code != 0 {
 		return exitError{code: code}
@@ -354,17 +390,54 @@ func runStageInit(cmd *cobra.Command) error {
 	return nil
 }
 
-// runStageExec builds the sandbox's mount table and becomes the command.
+// socketPair makes a connected pair of stream sockets.
+func socketPair() (*os.File, *os.File, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("socketpair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "job"), os.NewFile(uintptr(fds[1]), "job"), nil
+}
+
+// runStageExec is pid 1 of the sandbox's PID namespace: it builds the
+// sandbox's mount table, starts the command and stays as its init (see
+// the top of this file).
 func runStageExec(cmd *cobra.Command) error {
+	// Capabilities belong to a thread: those dropped below must be
+	// dropped on the thread that starts the command.
+	runtime.LockOSThread()
 	status := stageStatus()
 	cfg, err := readRunConfig()
 	if err != nil {
 		return reportStage(status, 1, err)
 	}
+	// Everything below assumes a PID namespace of its own: without it
+	// the host's processes would be in sight, and the kill of every
+	// other process at the end (kill -1) would reach the whole host.
+	if os.Getpid() != 1 {
+		return reportStage(status, 1, errors.New("the sandbox's init is not pid 1 of a PID namespace of its own"))
+	}
+	var job *os.File
+	if cfg.Job {
+		syscall.CloseOnExec(4)
+		job = os.NewFile(4, "job")
+	}
+	// As pid 1, the runtime's default for SIGTERM (exit by raising it
+	// again) would not work: the kernel ignores it. Caught, the signals
+	// wait here until the command can have them.
+	sig := make(chan os.Signal, 8)
+	signal.Notify(sig, forwarded...)
 	err = nsrun.Setup(nsrun.Layout{Workdir: cfg.Workdir, Overlay: cfg.Staging, Allow: cfg.Allow,
 		Host: []string{filepath.Join(cfg.Workdir, core.DefaultDir)}, PrivateDirs: []string{"/tmp", "/dev/shm"}})
 	if err != nil {
 		return reportStage(status, 1, fmt.Errorf("set up the sandbox: %w", err))
+	}
+	// A procfs of this PID namespace over the host's: no host process in
+	// sight. Read-only like the rest, with the flags the kernel insists
+	// on in a user namespace (those of the host's /proc).
+	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC|syscall.MS_RDONLY, ""); err != nil {
+		return reportStage(status, 1, userError{msg: fmt.Sprintf("mount the sandbox's /proc: %s (%s)", describe(err), errnoName(err.(syscall.Errno))),
+			hint: "in a container whose /proc is partly masked the kernel refuses a new /proc in a user namespace: as root, try AGENTFS_RUN_USERNS=off"})
 	}
 	// The working directory is a new mount now.
 	if err := os.Chdir(cfg.Workdir); err != nil {
@@ -380,8 +453,93 @@ func runStageExec(cmd *cobra.Command) error {
 	if err != nil && !errors.Is(err, exec.ErrDot) {
 		return reportStage(status, 127, fmt.Errorf("%s: command not found", cfg.Command[0]))
 	}
-	err = syscall.Exec(path, cfg.Command, os.Environ())
-	return reportStage(status, 126, fmt.Errorf("%s: %w", cfg.Command[0], err))
+	// Not dumpable: the command cannot open this process's /proc
+	// entries (its capabilities exceed the command's anyway).
+	syscall.RawSyscall6(syscall.SYS_PRCTL, prSetDumpable, 0, 0, 0, 0, 0)
+	p, err := os.StartProcess(path, cfg.Command, &os.ProcAttr{
+		Env:   os.Environ(),
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Foreground: cfg.Job, Ctty: 0},
+	})
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return reportStage(status, 126, fmt.Errorf("%s: %w", cfg.Command[0], err))
+	}
+	status.Close()
+	go func() {
+		for s := range sig {
+			syscall.Kill(-p.Pid, s.(syscall.Signal))
+		}
+	}()
+	if code := reapAll(p.Pid, job); code != 0 {
+		return exitError{code: code}
+	}
+	return nil
+}
+
+// reapAll waits, as the PID namespace's init, for every process until
+// none is left, and returns the status of the command (pid). When the
+// command ends, what it left running is killed. With job, a stop of the
+// command is reported on job and the command continued on the answer.
+func reapAll(pid int, job *os.File) int {
+	code := -1
+	for {
+		var ws syscall.WaitStatus
+		opts := 0
+		if job != nil && code < 0 {
+			opts = syscall.WUNTRACED
+		}
+		w, err := syscall.Wait4(-1, &ws, opts, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			// ECHILD: the namespace is empty.
+			break
+		}
+		if w != pid || code >= 0 {
+			continue
+		}
+		switch {
+		case ws.Stopped():
+			continueJob(pid, job)
+		case ws.Exited():
+			code = ws.ExitStatus()
+		case ws.Signaled():
+			code = 128 + int(ws.Signal())
+		}
+		if code >= 0 && os.Getpid() == 1 {
+			// From pid 1, -1 is every other process of the namespace
+			// (from any other process it would be the host's).
+			syscall.Kill(-1, syscall.SIGKILL)
+		}
+	}
+	if code < 0 {
+		code = 1
+	}
+	return code
+}
+
+// continueJob reports a stop of the command to stage init and, when
+// stage init is continued, continues the command, with the terminal if
+// stage init is in the foreground ('f') and without it in the background
+// ('b'). A lost stage init leaves the command stopped: the kernel kills
+// the namespace when stage init dies (parent-death signal).
+func continueJob(pid int, job *os.File) {
+	if _, err := job.Write([]byte{'s'}); err != nil {
+		return
+	}
+	b := make([]byte, 1)
+	if _, err := job.Read(b); err != nil {
+		return
+	}
+	if b[0] == 'f' {
+		setTTYForeground(pid)
+	}
+	syscall.Kill(-pid, syscall.SIGCONT)
 }
 
 // dropCapabilities keeps the command from undoing the sandbox. An
@@ -427,40 +585,44 @@ func dropCapabilities() error {
 
 // prctl options.
 const (
+	prSetDumpable        = 4  // PR_SET_DUMPABLE
 	prCapbsetDrop        = 24 // PR_CAPBSET_DROP
 	prCapAmbient         = 47 // PR_CAP_AMBIENT
 	prCapAmbientClearAll = 4  // PR_CAP_AMBIENT_CLEAR_ALL
 )
 
-// waitJob waits for the command's stage on a terminal, with job control:
-// when ^Z stops the command, the terminal goes back to agentfs's process
-// group and that group stops too, so the user's shell sees its job
-// stopped; when the shell continues it in the foreground, the command
-// gets the terminal back and continues. Returns the exit status.
-func waitJob(pid int) int {
+// waitJob waits for the sandbox's init c on a terminal, with job control:
+// when the command stops (^Z), init says so on job; then the terminal
+// goes back to agentfs's process group and that group stops too, so the
+// user's shell sees its job stopped; when the shell continues it, init
+// learns whether in the foreground (the command gets the terminal back)
+// or in the background (bg), and continues the command. Returns the exit
+// status.
+func waitJob(c *exec.Cmd, job *os.File) int {
+	exited := make(chan int, 1)
+	go func() { exited <- waitStatus(c.Wait()) }()
+	stops := make(chan struct{})
+	go func() {
+		b := make([]byte, 1)
+		for {
+			if _, err := job.Read(b); err != nil {
+				return
+			}
+			stops <- struct{}{}
+		}
+	}()
 	for {
-		var ws syscall.WaitStatus
-		_, err := syscall.Wait4(pid, &ws, syscall.WUNTRACED, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return 1
-		}
-		switch {
-		case ws.Exited():
-			return ws.ExitStatus()
-		case ws.Signaled():
-			return 128 + int(ws.Signal())
-		case ws.Stopped():
+		select {
+		case code := <-exited:
+			return code
+		case <-stops:
 			takeTTYBack()
 			syscall.Kill(0, syscall.SIGSTOP)
-			// Continued: in the foreground again, hand the
-			// terminal back; in the background (bg), not.
+			answer := []byte{'b'}
 			if foregroundTTY() {
-				setTTYForeground(pid)
+				answer[0] = 'f'
 			}
-			syscall.Kill(-pid, syscall.SIGCONT)
+			job.Write(answer)
 		}
 	}
 }
@@ -485,36 +647,3 @@ func foregroundTTY() bool {
 // takeTTYBack makes our process group the terminal's foreground group
 // again. A background group doing so gets SIGTTOU unless it ignores it.
 func takeTTYBack() { setTTYForeground(syscall.Getpgrp()) }
-
-// mountNS names the mount namespace of pid ("mnt:[4026532...]").
-func mountNS(pid int) string {
-	s, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
-	return s
-}
-
-// killNamespace kills every process left in the mount namespace ns, and
-// waits (a little) until they are gone.
-func killNamespace(ns string) {
-	if ns == "" {
-		return
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := 0
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil || pid == os.Getpid() {
-				continue
-			}
-			if mountNS(pid) == ns {
-				left++
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		if left == 0 || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}

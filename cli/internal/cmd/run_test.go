@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -86,26 +88,85 @@ func runHelper(args []string) int {
 		fmt.Printf("routes=%d up=%d\n", routes, up)
 	case "escape":
 		// Try to reach around the sandbox: args[1] is a host file
-		// hidden by the private /tmp, args[2] a name to create.
+		// hidden by the private /tmp, args[2] a name to create,
+		// args[3] the pid of "agentfs run", args[4:] pids of
+		// bystanders on the host. Only those pids and the run's own
+		// processes are tried: a sandbox that leaks must not litter
+		// the working directories of the developer's other processes.
 		err := syscall.Mount("", "/etc", "", syscall.MS_REMOUNT|syscall.MS_BIND, "")
 		fmt.Println("remount rw:", errName(err))
 		wd, _ := os.Getwd()
 		fmt.Println("unmount the overlay:", errName(syscall.Unmount(wd, syscall.MNT_DETACH)))
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			if e.Name()[0] < '0' || e.Name()[0] > '9' {
-				continue
+		for _, pid := range args[4:] {
+			if _, err := os.Stat("/proc/" + pid); err == nil {
+				fmt.Println("sees host pid " + pid)
 			}
-			if _, err := os.ReadFile("/proc/" + e.Name() + "/root" + args[1]); err == nil {
-				fmt.Println("read the host through /proc/" + e.Name() + "/root")
-			}
-			os.WriteFile("/proc/"+e.Name()+"/cwd/"+args[2], []byte("x"), 0o644)
-			os.WriteFile("/proc/"+e.Name()+"/root"+wd+"/"+args[2], []byte("x"), 0o644)
 		}
+		for _, pid := range escapeTargets(args[3], args[4:]) {
+			if _, err := os.ReadFile("/proc/" + pid + "/root" + args[1]); err == nil {
+				fmt.Println("read the host through /proc/" + pid + "/root")
+			}
+			os.WriteFile("/proc/"+pid+"/cwd/"+args[2], []byte("x"), 0o644)
+			os.WriteFile("/proc/"+pid+"/root"+wd+"/"+args[2], []byte("x"), 0o644)
+		}
+	case "bystander":
+		// A host process that has nothing to do with the sandbox:
+		// root without capabilities (an empty bounding set at exec), so
+		// that the kernel's capability check does not hide it when the
+		// sandbox's root (without a user namespace) tries its cwd:
+		// only the PID namespace does.
+		runtime.LockOSThread()
+		for c := uintptr(0); c < 64; c++ {
+			syscall.RawSyscall6(syscall.SYS_PRCTL, prCapbsetDrop, c, 0, 0, 0, 0)
+		}
+		path, err := exec.LookPath("sleep")
+		if err == nil {
+			err = syscall.Exec(path, []string{"sleep", "1000"}, os.Environ())
+		}
+		fmt.Println(err)
+		return 1
 	default:
 		return 2
 	}
 	return 0
+}
+
+// escapeTargets lists the pids the escape helper tries: the given ones,
+// and the run's own processes as far as this process sees them: itself,
+// its ancestors up to (not beyond) the run's pid, and their children (the
+// FUSE server is a child of an ancestor).
+func escapeTargets(run string, given []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(pid string) {
+		if pid != "" && pid != "0" && !seen[pid] {
+			seen[pid] = true
+			out = append(out, pid)
+		}
+	}
+	for _, pid := range given {
+		add(pid)
+	}
+	add(run)
+	for pid := strconv.Itoa(os.Getpid()); pid != "" && pid != "0" && pid != run; pid = parentPID(pid) {
+		add(pid)
+		b, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+		for _, c := range strings.Fields(string(b)) {
+			add(c)
+		}
+	}
+	return out
+}
+
+// parentPID reads the PPid of pid from /proc ("" when unknown).
+func parentPID(pid string) string {
+	b, _ := os.ReadFile("/proc/" + pid + "/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 func errName(err error) string {
@@ -462,7 +523,11 @@ grep CapEff /proc/self/status; (echo x > /var/tmp/agentfs-unpriv-$$) 2>&1 | grep
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(marker) })
-	c = exec.Command(bin, "run", "--", "./"+helperName, "escape", marker, "escaped")
+	// The helper tries this process's cwd too: make it the project.
+	t.Chdir(proj)
+	nobodyCred := &syscall.Credential{Uid: nobody, Gid: nobody}
+	bystander, byDir := startBystander(t, nobodyCred)
+	c = exec.Command(bin, "run", "--", "./"+helperName, "escape", marker, "escaped", strconv.Itoa(os.Getpid()), strconv.Itoa(bystander))
 	c.Dir = proj
 	c.Env = append(os.Environ(), "AGENTFS_RUNTIME_DIR="+reg, "HOME="+proj)
 	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
@@ -474,6 +539,7 @@ grep CapEff /proc/self/status; (echo x > /var/tmp/agentfs-unpriv-$$) 2>&1 | grep
 	if _, err := os.Stat(filepath.Join(proj, "escaped")); err == nil {
 		t.Error("the sandbox of nobody wrote the host directory")
 	}
+	noBystanderWrites(t, "as nobody", byDir)
 	if b, err := os.ReadFile(filepath.Join(proj, "a.txt")); err != nil || string(b) != "hello\n" {
 		t.Errorf("host a.txt after the run: %q, %v", b, err)
 	}
@@ -489,7 +555,10 @@ grep CapEff /proc/self/status; (echo x > /var/tmp/agentfs-unpriv-$$) 2>&1 | grep
 // TestRunNoEscape: root in the sandbox cannot remount, unmount the
 // overlay, or reach the host through /proc/PID/root or cwd of the
 // sandbox's own processes (init, the FUSE server), whose mount namespace
-// shows the host writable; with or without a user namespace.
+// shows the host writable, nor of any other process of the host: the
+// sandbox has its own PID namespace and /proc, so a bystander (a process
+// of the same user with its working directory on the host) is not even
+// visible; with or without a user namespace.
 func TestRunNoEscape(t *testing.T) {
 	dir := sandboxProject(t)
 	marker := filepath.Join(os.TempDir(), fmt.Sprintf("agentfs-run-marker-%d", os.Getpid()))
@@ -497,14 +566,63 @@ func TestRunNoEscape(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(marker) })
+	bystander, byDir := startBystander(t, nil)
 	for _, userns := range []string{"on", "off"} {
 		t.Setenv("AGENTFS_RUN_USERNS", userns)
-		r := run(t, "", "run", "--", "./"+helperName, "escape", marker, "escaped")
+		r := run(t, "", "run", "--", "./"+helperName, "escape", marker, "escaped", strconv.Itoa(os.Getpid()), strconv.Itoa(bystander))
 		checkOut(t, "escape attempts, user namespace "+userns, r.out, lines("remount rw: EPERM", "unmount the overlay: EPERM"))
 		if _, err := os.Stat(filepath.Join(dir, "escaped")); err == nil {
 			t.Errorf("user namespace %s: the sandbox wrote the host directory", userns)
 			os.Remove(filepath.Join(dir, "escaped"))
 		}
+		noBystanderWrites(t, "user namespace "+userns, byDir)
+	}
+}
+
+// startBystander starts a process on the host that has nothing to do
+// with the sandbox, its working directory a fresh directory: a sandbox
+// that can see it can write there through /proc/PID/cwd. It runs as
+// cred's user, else as this one without capabilities (see the helper).
+func startBystander(t *testing.T, cred *syscall.Credential) (pid int, dir string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "agentfs-bystander-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := exec.Command("sleep", "1000")
+	if cred == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = &exec.Cmd{Path: exe, Args: []string{helperName, "bystander"}}
+	}
+	c.Dir = dir
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	return c.Process.Pid, dir
+}
+
+// noBystanderWrites checks that nothing appeared in a bystander's
+// working directory.
+func noBystanderWrites(t *testing.T, what, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("%s: the sandbox wrote %s in the working directory of a host process", what, e.Name())
+		os.Remove(filepath.Join(dir, e.Name()))
 	}
 }
 
@@ -688,13 +806,16 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 
 // TestRunTerminal: on a terminal the command's process group is the
 // foreground one: ^C typed reaches it (and agentfs passes its status on),
-// and agentfs gets the terminal back afterwards.
+// and agentfs gets the terminal back afterwards. ^Z stops the command and
+// agentfs with it, as a shell's job; continued, the command gets the
+// terminal back.
 func TestRunTerminal(t *testing.T) {
 	sandboxProject(t)
 	master, slave := openPTY(t)
 	defer master.Close()
 	exe, _ := os.Executable()
 	c := exec.Command(exe, "run", "--", "sh", "-c", `set -- $(cat /proc/$$/stat); [ "$5" = "$8" ] && echo foreground
+trap 'set -- $(cat /proc/$$/stat); [ "$5" = "$8" ] && echo foreground again' CONT
 trap 'echo got INT; exit 9' INT; echo ready; while :; do sleep 0.05; done`)
 	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
 	// A session of its own with the terminal as controlling terminal,
@@ -740,6 +861,30 @@ trap 'echo got INT; exit 9' INT; echo ready; while :; do sleep 0.05; done`)
 	// terminal's foreground group.
 	waitLine("foreground")
 	waitLine("ready")
+	// ^Z: agentfs stops, as the job a shell would see stopped, and has
+	// the terminal.
+	master.Write([]byte{26})
+	stopped := make(chan syscall.WaitStatus, 1)
+	go func() {
+		var ws syscall.WaitStatus
+		syscall.Wait4(c.Process.Pid, &ws, syscall.WUNTRACED, nil)
+		stopped <- ws
+	}()
+	select {
+	case ws := <-stopped:
+		if !ws.Stopped() {
+			t.Fatalf("after ^Z agentfs is not stopped: %v", ws)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("agentfs did not stop after ^Z")
+	}
+	var fg int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&fg))); e != 0 || int(fg) != c.Process.Pid {
+		t.Errorf("the terminal's foreground group while stopped: %d (%v), want agentfs's %d", fg, e, c.Process.Pid)
+	}
+	// "fg": continued, the command has the terminal again.
+	syscall.Kill(-c.Process.Pid, syscall.SIGCONT)
+	waitLine("foreground again")
 	master.Write([]byte{3}) // ^C
 	waitLine("got INT")
 	err := c.Wait()

@@ -4,7 +4,9 @@
 #     rm -rf of an identical native copy on the same disk (REPS each,
 #     alternating; both trees warm in the page cache);
 #  2. changing 4 KiB in the middle of a 1 GiB sparse base file through the
-#     mount: growth of the database (stored chunk bytes and file size).
+#     mount: growth of the database (stored chunk bytes and file size);
+#  3. git status in a GIT_FILES-file repository: native, then through a
+#     fresh overlay (first run copies the metadata up), then again.
 #
 #   ./bench/overlay.sh                 FILES=20000 REPS=3
 #   FILES=2000 REPS=1 ./bench/overlay.sh   quick
@@ -13,7 +15,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-FILES=${FILES:-20000} REPS=${REPS:-3}
+FILES=${FILES:-20000} REPS=${REPS:-3} GIT_FILES=${GIT_FILES:-5000}
 WORK=$ROOT/bench/tmp/overlay-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$WORK" bench/bin
 trap '[[ ${KEEP:-} == 1 ]] || rm -rf "$WORK"' EXIT
@@ -72,3 +74,23 @@ after=$(stat -c %s .agentfs/big.db)
 stored=$("$A" query big "SELECT COUNT(*) || ' chunks, ' || SUM(length(data)) || ' bytes' AS s FROM fs_data" --format csv | tail -1)
 echo "  dd took $(secs "$t0" "$t1") s; fs_data holds $stored; database file $before -> $after bytes (+$((after - before)))"
 echo "  $("$A" diff big)   (md5 through the mount: $sum; base size $(stat -c %s base/big.bin), base blocks $(stat -c %b base/big.bin))"
+
+echo "git status in a $GIT_FILES-file repository (seconds):"
+rm -rf base .agentfs && mkdir base
+python3 - "$GIT_FILES" <<'PY'
+import os, sys
+n = int(sys.argv[1])
+for i in range(n):
+    d = os.path.join("base", f"src{i // 500:02d}", f"m{i // 50 % 10}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"f{i:05d}.go"), "w") as f:
+        f.write(f"package m // {i}\n" * 20)
+PY
+(cd base && git init -q . && git add -A && git -c user.name=b -c user.email=b@example.com commit -q -m base)
+gs() { local t0=$EPOCHREALTIME; git -C "$1" status --porcelain >/dev/null; secs "$t0" "$EPOCHREALTIME"; }
+nat=$(gs base); nat2=$(gs base)
+"$A" init gitov --base base >/dev/null 2>&1
+"$A" mount gitov mnt >/dev/null
+first=$(gs mnt); second=$(gs mnt); third=$(gs mnt)
+"$A" umount mnt
+echo "  native $nat, $nat2; overlay first $first (copy-up), then $second, $third; db $(du -k .agentfs/gitov.db | cut -f1) KiB"

@@ -109,6 +109,9 @@ func runHelper(args []string) int {
 			os.WriteFile("/proc/"+pid+"/cwd/"+args[2], []byte("x"), 0o644)
 			os.WriteFile("/proc/"+pid+"/root"+wd+"/"+args[2], []byte("x"), 0o644)
 		}
+	case "cli":
+		// This test binary as the agentfs CLI.
+		return Main(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "bystander":
 		// A host process that has nothing to do with the sandbox:
 		// root without capabilities (an empty bounding set at exec), so
@@ -712,6 +715,27 @@ func TestRunSignals(t *testing.T) {
 		t.Errorf("after SIGTERM the command printed %q", rest)
 	}
 	noRunLeftovers(t)
+}
+
+// TestRunPsInside: "agentfs ps" in the sandbox, whose /proc shows none of
+// the host's processes, lists the run it is in instead of calling it
+// stale.
+func TestRunPsInside(t *testing.T) {
+	sandboxProject(t)
+	// Outside /tmp, which the sandbox replaces with its own.
+	reg, err := os.MkdirTemp("/var/tmp", "agentfs-run-reg-")
+	if err != nil {
+		t.Skip("skipping: no /var/tmp:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(reg) })
+	t.Setenv("AGENTFS_RUNTIME_DIR", reg)
+	r := run(t, "", "run", "--session", "inside", "--", "./"+helperName, "cli", "ps")
+	if r.code != 0 {
+		t.Fatalf("agentfs ps in the sandbox: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	if !strings.Contains(r.out, fmt.Sprintf("%d  run", os.Getpid())) || !strings.Contains(r.out, " inside ") || strings.Contains(r.out, "stale") || strings.Contains(r.err, "prune") {
+		t.Errorf("agentfs ps in the sandbox:\n%s%s", r.out, r.err)
+	}
 }
 
 // TestRunSessionErrors: bad names, missing --allow paths, a session of

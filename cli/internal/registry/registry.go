@@ -29,9 +29,11 @@ const (
 
 // Entry is one registered process.
 type Entry struct {
-	Kind    string    `json:"kind"`
-	PID     int       `json:"pid"`
-	Start   uint64    `json:"start"` // start time in clock ticks (/proc/PID/stat)
+	Kind  string `json:"kind"`
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"` // start time in clock ticks (/proc/PID/stat)
+	// PIDNS names the PID namespace PID belongs to (/proc/self/ns/pid).
+	PIDNS   string    `json:"pidns,omitempty"`
 	Session string    `json:"session,omitempty"`
 	DB      string    `json:"db"`
 	Dir     string    `json:"dir"`
@@ -68,6 +70,7 @@ func Add(e Entry) (remove func(), err error) {
 		return nil, err
 	}
 	e.Start = start
+	e.PIDNS = pidNS()
 	if e.Started.IsZero() {
 		e.Started = time.Now()
 	}
@@ -125,7 +128,14 @@ func List() ([]Entry, error) {
 }
 
 // Alive reports whether the process that registered e is still running.
+// A process of another PID namespace (the host's, seen from inside the
+// sandbox of agentfs run, which has a PID namespace and /proc of its own)
+// cannot be looked up: it counts as alive, so that ps there does not call
+// it stale and prune does not remove it.
 func (e Entry) Alive() bool {
+	if ns := pidNS(); e.PIDNS != "" && ns != "" && e.PIDNS != ns {
+		return true
+	}
 	st, err := startTime(e.PID)
 	return err == nil && st == e.Start
 }
@@ -140,6 +150,12 @@ func (e Entry) Remove() error {
 		return nil
 	}
 	return err
+}
+
+// pidNS names the caller's PID namespace ("pid:[4026531836]"), or "".
+func pidNS() string {
+	s, _ := os.Readlink("/proc/self/ns/pid")
+	return s
 }
 
 // startTime reads the start time of pid (field 22 of /proc/PID/stat, in

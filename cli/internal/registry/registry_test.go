@@ -29,6 +29,14 @@ func TestAddListAlive(t *testing.T) {
 	if e.Alive() {
 		t.Error("an entry with another start time is alive")
 	}
+	// Of another PID namespace: cannot be checked, counts as alive.
+	if e.PIDNS == "" {
+		t.Error("the entry does not name its PID namespace")
+	}
+	e.PIDNS = "pid:[1]"
+	if !e.Alive() {
+		t.Error("an entry of another PID namespace is not alive")
+	}
 	remove()
 	if l, _ := List(); len(l) != 0 {
 		t.Errorf("after remove: %v", l)

@@ -61,8 +61,8 @@ func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run [--session S] [--allow PATH]... [--no-network] [-- CMD [ARG...]]",
 		Short: "Run a command in a sandbox where the current directory is a copy-on-write session (Linux)",
-		Long: `Run CMD (default: $SHELL, else /bin/sh) in a sandbox made of Linux user and
-mount namespaces:
+		Long: `Run CMD (default: $SHELL, else /bin/sh) in a sandbox made of Linux user,
+mount and PID namespaces:
 
   - the current directory is an overlay: the host directory below, the
     session's database above; what CMD changes there goes to the database
@@ -72,6 +72,7 @@ mount namespaces:
     the current directory is the host's, read-only;
   - CMD runs as the calling user (root stays root of the namespace, but
     cannot change mounts);
+  - CMD sees only its own processes (/proc is the sandbox's);
   - with --no-network, CMD gets an empty network namespace (no interfaces
     up, no route);
   - AGENTFS=1, AGENTFS_SANDBOX=linux-namespace and AGENTFS_SESSION are set.

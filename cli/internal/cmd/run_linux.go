@@ -15,7 +15,7 @@ package cmd
 //	  |         |          read-only, private /tmp, a procfs of its own on
 //	  |         |          /proc, the FUSE mount bound on the working
 //	  |         |          directory, --allow paths writable
-//	  |         +- CMD     pid 2, leader of its own process group
+//	  |         +- CMD     its child, leader of its own process group
 //
 // The server cannot live in M2: there the working directory is its own
 // mount, and reading the host directory below it would loop back into the

@@ -33,7 +33,10 @@ cat >"$PROJ/package.json" <<JSON
 { "name": "sdk-ts-bench", "private": true, "type": "module",
   "dependencies": { "agentfs-sdk": "file:./$TARBALL", "turso-agentfs": "npm:agentfs-sdk@0.6.4" } }
 JSON
-(cd "$PROJ" && rm -rf node_modules/agentfs-sdk && npm install --no-audit --no-fund --silent)
+# No lockfile: a lockfile of an earlier run pins the earlier tarball.
+(cd "$PROJ" && rm -rf node_modules/agentfs-sdk package-lock.json && npm install --no-audit --no-fund --silent)
+cmp sdk-ts/bin/linux-x64/agentfs "$PROJ/node_modules/agentfs-sdk/bin/linux-x64/agentfs"
+cmp sdk-ts/dist/index.js "$PROJ/node_modules/agentfs-sdk/dist/index.js"
 # workloads.mjs resolves SDK from its own directory: a byte-identical copy
 # beside node_modules.
 cp "$WORKLOADS" "$PROJ/workloads.mjs"

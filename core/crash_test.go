@@ -125,7 +125,17 @@ func TestCrash_KillDuringLargeWrites(t *testing.T) {
 		base := uint64(round) << 32
 		h := startHelper(t, "crash", db, 0, int(base))
 		h.expectLine(t, "open", time.Minute)
-		delay := time.Duration(100+rng.IntN(501)) * time.Millisecond
+		// Kill at a random point after the first write completed, so that
+		// every round checks committed data even on a slow machine (-race,
+		// other jobs): a fixed delay from the start checked nothing there.
+		firstDone := time.Now().Add(2 * time.Minute)
+		for !hasDone(h.stdout.Lines()) {
+			if time.Now().After(firstDone) {
+				t.Fatalf("round %d: no write completed within 2 minutes; stderr:\n%s", round, h.stderr.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		delay := time.Duration(rng.IntN(401)) * time.Millisecond
 		select {
 		case <-time.After(delay):
 		case <-h.done:
@@ -204,12 +214,22 @@ func TestCrash_KillDuringLargeWrites(t *testing.T) {
 		if err := a.Close(); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("round %d: killed after %v, %d writes done, in flight: file %d; files at %v", round, delay, done, inflightK, state)
+		t.Logf("round %d: killed %v after the first write, %d writes done, in flight: file %d; files at %v", round, delay, done, inflightK, state)
 	}
 	if totalDone == 0 {
 		t.Errorf("no write completed before any kill: the test checked nothing but the initial state (machine too slow?)")
 	}
 	t.Logf("%d writes completed, %d killed in flight", totalDone, killedInFlight)
+}
+
+// hasDone reports whether the writer reported a completed write.
+func hasDone(lines []string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(l, "done ") {
+			return true
+		}
+	}
+	return false
 }
 
 // helperCrashOpen keeps a file open after removing its name, then waits

@@ -611,13 +611,23 @@ func waitJob(c *exec.Cmd, job *os.File) int {
 			stops <- struct{}{}
 		}
 	}()
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
 	for {
 		select {
 		case code := <-exited:
 			return code
 		case <-stops:
 			takeTTYBack()
+			select {
+			case <-cont:
+			default:
+			}
 			syscall.Kill(0, syscall.SIGSTOP)
+			// The stop reaches this thread when the kernel gets to it,
+			// possibly after kill returned: wait for the continue.
+			<-cont
 			answer := []byte{'b'}
 			if foregroundTTY() {
 				answer[0] = 'f'

@@ -840,7 +840,7 @@ func TestRunTerminal(t *testing.T) {
 	exe, _ := os.Executable()
 	c := exec.Command(exe, "run", "--", "sh", "-c", `set -- $(cat /proc/$$/stat); [ "$5" = "$8" ] && echo foreground
 trap 'set -- $(cat /proc/$$/stat); [ "$5" = "$8" ] && echo foreground again' CONT
-trap 'echo got INT; exit 9' INT; echo ready; while :; do sleep 0.05; done`)
+trap 'echo got INT; exit 9' INT; sleep 1000 & echo ready; while :; do wait; done`)
 	c.Stdin, c.Stdout, c.Stderr = slave, slave, slave
 	// A session of its own with the terminal as controlling terminal,
 	// as a login shell would have.
@@ -900,11 +900,13 @@ trap 'echo got INT; exit 9' INT; echo ready; while :; do sleep 0.05; done`)
 			t.Fatalf("after ^Z agentfs is not stopped: %v", ws)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("agentfs did not stop after ^Z")
+		out, _ := exec.Command("ps", "-o", "pid,ppid,pgid,tpgid,stat,wchan:20,args", "-s", fmt.Sprint(c.Process.Pid)).CombinedOutput()
+		t.Fatalf("agentfs did not stop after ^Z\n%s", out)
 	}
 	var fg int32
 	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&fg))); e != 0 || int(fg) != c.Process.Pid {
-		t.Errorf("the terminal's foreground group while stopped: %d (%v), want agentfs's %d", fg, e, c.Process.Pid)
+		out, _ := exec.Command("ps", "-o", "pid,ppid,pgid,tpgid,stat,wchan:20,args", "-s", fmt.Sprint(c.Process.Pid)).CombinedOutput()
+		t.Errorf("the terminal's foreground group while stopped: %d (%v), want agentfs's %d\n%s", fg, e, c.Process.Pid, out)
 	}
 	// "fg": continued, the command has the terminal again.
 	syscall.Kill(-c.Process.Pid, syscall.SIGCONT)

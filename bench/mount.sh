@@ -73,7 +73,15 @@ mount_up() {
 mount_down() {
 	for _ in $(seq 50); do
 		if "$AGENTFS" umount "$MNT" >/dev/null 2>&1; then
-			wait "$SERVER_PID"
+			# A copy of the mount in another mount namespace (a sandbox
+			# started meanwhile) keeps the FUSE connection open after
+			# the unmount here: stop the server then.
+			for _ in $(seq 300); do
+				kill -0 "$SERVER_PID" 2>/dev/null || break
+				sleep 0.1
+			done
+			kill -0 "$SERVER_PID" 2>/dev/null && echo "server still up 30 s after umount: stopping it" >&2 && kill "$SERVER_PID"
+			wait "$SERVER_PID" || true
 			return 0
 		fi
 		sleep 0.1

@@ -652,7 +652,7 @@ func TestRunNoNetwork(t *testing.T) {
 	checkOut(t, "dial with the network", r.out, "connected\n")
 	r = run(t, "", "run", "--no-network", "--", "./"+helperName, "dial", addr)
 	if !strings.HasPrefix(r.out, "error:") || !strings.Contains(r.out, "unreachable") {
-		t.Errorf("dial with --no-network: %q", r.out)
+		t.Errorf("dial with --no-network: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
 	}
 	r = run(t, "", "run", "--no-network", "--", "./"+helperName, "net")
 	checkOut(t, "routes and interfaces with --no-network", r.out, "routes=0 up=0\n")

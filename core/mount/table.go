@@ -57,15 +57,16 @@ func parseMountinfo(line string) (Info, bool) {
 	if err != nil {
 		return Info{}, false
 	}
-	info := Info{ID: id, Dir: unescape(fields[4]), Source: unescape(fields[sep+2])}
+	info := Info{ID: id, Dir: UnescapeField(fields[4]), Source: UnescapeField(fields[sep+2])}
 	if len(fields) > sep+3 {
 		info.Options = fields[sep+3]
 	}
 	return info, true
 }
 
-// unescape decodes the octal escapes (\040 for a space) of the mount table.
-func unescape(s string) string {
+// UnescapeField decodes the octal escapes (\040 for a space) of a field of
+// the mount table (/proc/self/mountinfo).
+func UnescapeField(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}

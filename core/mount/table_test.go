@@ -20,7 +20,7 @@ func TestParseMountinfo(t *testing.T) {
 			t.Errorf("parseMountinfo(%q) = %+v, %v; want %+v, %v", tc.line, got, ok, tc.want, tc.ok)
 		}
 	}
-	if got := unescape(`a\134b\011c\`); got != "a\\b\tc\\" {
+	if got := UnescapeField(`a\134b\011c\`); got != "a\\b\tc\\" {
 		t.Errorf("unescape: %q", got)
 	}
 }

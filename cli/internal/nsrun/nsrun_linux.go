@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/agentfs-go/agentfs/core/mount"
 )
 
 // Layout is what Setup mounts.
@@ -267,7 +269,7 @@ func parseMountPoints(r io.Reader) ([]mountPoint, error) {
 		if len(fields) < 6 {
 			continue
 		}
-		m := mountPoint{dir: unescape(fields[4])}
+		m := mountPoint{dir: mount.UnescapeField(fields[4])}
 		for _, o := range strings.Split(fields[5], ",") {
 			switch o {
 			case "ro":
@@ -302,23 +304,4 @@ func parseMountPoints(r io.Reader) ([]mountPoint, error) {
 		out = append(out, m)
 	}
 	return out, sc.Err()
-}
-
-// unescape decodes the octal escapes (\040 for a space) of the mount table.
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

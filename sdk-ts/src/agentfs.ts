@@ -12,6 +12,7 @@ import { Filesystem } from "./fs.js";
 import { HttpTransport } from "./http.js";
 import { KvStore } from "./kv.js";
 import { StdioTransport } from "./stdio.js";
+import { Sandbox, type ExecOptions, type ExecResult } from "./sandbox.js";
 import { ToolCalls } from "./tools.js";
 import type { Transport } from "./transport.js";
 
@@ -44,6 +45,7 @@ export class AgentFS {
   readonly fs: Filesystem;
   readonly kv: KvStore;
   readonly tools: ToolCalls;
+  private readonly sandbox: Sandbox;
   /** Generated clients of the services without an idiomatic wrapper. */
   readonly rpc: { agent: AgentServiceClient; sandbox: SandboxServiceClient };
 
@@ -56,6 +58,7 @@ export class AgentFS {
     this.fs = new Filesystem(transport);
     this.kv = new KvStore(transport);
     this.tools = new ToolCalls(transport);
+    this.sandbox = new Sandbox(transport);
     this.rpc = { agent: new AgentServiceClient(transport), sandbox: new SandboxServiceClient(transport) };
   }
 
@@ -96,6 +99,16 @@ export class AgentFS {
       info = (await server.createAgent({ id: options.id, existOk: true, chunkSize: BigInt(options.chunkSize ?? 0) })).info;
     }
     return new AgentFS(t, info);
+  }
+
+  /**
+   * Runs a shell script in the engine's in-process sandbox over this
+   * agent's files (no host process starts). `bindings` are functions of
+   * this process the script runs as commands (`name --flag value`; stdio
+   * only): `agent.exec("lookup --id 7 | jq .name", { bindings: { lookup: (a) => db.get(a.id) } })`.
+   */
+  exec(script: string, options?: ExecOptions): Promise<ExecResult> {
+    return this.sandbox.exec(script, options);
   }
 
   /** Closes the agent: over stdio the engine checkpoints the database and exits. */

@@ -15,6 +15,7 @@ export {
   DEFAULT_DIR_MODE,
 } from "./fs.js";
 export { KvStore } from "./kv.js";
+export type { Binding, ExecOptions, ExecResult } from "./sandbox.js";
 export { ToolCalls, type ToolCall, type ToolCallStats } from "./tools.js";
 export { AgentFSError } from "./errors.js";
 export { findEngine, bundledEngine } from "./engine.js";

@@ -38,6 +38,8 @@ export class StdioTransport implements Transport {
   private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
   private readonly pending = new Map<number, Pending>();
   private readonly methods = new Map<string, Buffer>();
+  /** What this process serves to the engine (HostService), by procedure. */
+  private readonly served = new Map<string, (payload: Uint8Array) => Promise<Uint8Array>>();
   private nextId = HELLO_ID + 1;
   private corked = false;
   private referenced = true;
@@ -193,15 +195,27 @@ export class StdioTransport implements Transport {
         }
         return;
       }
-      case "call": // the engine calls the host (sandbox bindings): none served here
-        this.sendFrame({
-          id: f.id,
-          body: {
-            case: "result",
-            value: { error: { kind: ErrorKind.UNIMPLEMENTED, message: `the TypeScript SDK serves no ${f.body.value.method}` } },
-          },
-        });
+      case "call": {
+        // The engine calls this process: a sandbox script runs a binding.
+        const method = f.body.value.method;
+        const handler = this.served.get(method);
+        if (!handler) {
+          this.sendFrame({
+            id: f.id,
+            body: { case: "result", value: { error: { kind: ErrorKind.UNIMPLEMENTED, message: `this process serves no ${method}` } } },
+          });
+          return;
+        }
+        handler(f.body.value.payload).then(
+          (payload) => this.sendFrame({ id: f.id, body: { case: "result", value: { payload } } }),
+          (e: unknown) =>
+            this.sendFrame({
+              id: f.id,
+              body: { case: "result", value: { error: { kind: ErrorKind.INTERNAL, message: `${method}: ${e instanceof Error ? e.message : String(e)}` } } },
+            }),
+        );
         return;
+      }
       case "ping":
         this.sendFrame({ id: f.id, body: { case: "pong", value: {} } });
         return;
@@ -275,6 +289,15 @@ export class StdioTransport implements Transport {
       await this.exited;
     }
     this.failure = kindError("UNAVAILABLE", "the agent is closed");
+  }
+
+  /**
+   * serve answers the engine's calls of a procedure with handler (undefined
+   * stops serving it): sandbox bindings use HostService/CallBinding.
+   */
+  serve(procedure: string, handler: ((payload: Uint8Array) => Promise<Uint8Array>) | undefined): void {
+    if (handler) this.served.set(procedure, handler);
+    else this.served.delete(procedure);
   }
 
   /** kill stops the engine at once (tests use it to simulate a crash). */

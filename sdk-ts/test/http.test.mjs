@@ -57,3 +57,13 @@ test("http: a server that is not there is a clear error", async () => {
   assert.equal(e.code, "ERR_AGENTFS_UNAVAILABLE");
   assert.match(e.message, /127\.0\.0\.1:1/);
 });
+
+test("http: exec runs scripts; bindings are refused (the server cannot call back)", async (t) => {
+  const url = await serveHttp(t, { token: TOKEN, data: tempDir(t) });
+  const a = await AgentFS.open({ id: "sh", url, token: TOKEN });
+  const r = await a.exec("echo hi > /f; cat /f");
+  assert.equal(r.stdout, "hi\n");
+  const e = await failure(() => a.exec("x", { bindings: { x: () => 1 } }));
+  assert.equal(e.code, "ERR_AGENTFS_FAILED_PRECONDITION");
+  await a.close();
+});

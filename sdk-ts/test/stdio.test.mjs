@@ -110,3 +110,34 @@ test("stdio: finding the engine", async (t) => {
   { encoding: "utf8", env: { PATH: "/nonexistent" }, timeout: 20000 });
   assert.match(r.stdout, /ERR_AGENTFS_NOT_FOUND .*go install github\.com\/agentfs-go\/agentfs\/cli\/cmd\/agentfs@latest/);
 });
+
+test("stdio: exec runs a script whose bindings call back into this process", async (t) => {
+  const a = await AgentFS.open({ path: join(tempDir(t), "x.db") });
+  t.after(() => a.close());
+  const seen = [];
+  const r = await a.exec("lookup --id 7 > /out.json; cat /out.json; fails || echo failed:$?; echo done", {
+    bindings: {
+      lookup: {
+        description: "find a user",
+        schema: { type: "object", properties: { id: { type: "integer" } } },
+        fn: async (args) => {
+          seen.push(args);
+          return { id: args.id, name: "ada" };
+        },
+      },
+      fails: () => {
+        throw new Error("no such user");
+      },
+    },
+  });
+  assert.equal(r.exitCode, 0, r.stderr);
+  assert.deepEqual(seen, [{ id: 7 }]);
+  assert.deepEqual(JSON.parse(r.stdout.split("\n")[0]), { id: 7, name: "ada" });
+  assert.match(r.stdout, /failed:1\ndone\n$/);
+  assert.match(r.stderr, /fails: no such user/);
+  // What the script wrote is in the agent's filesystem.
+  assert.deepEqual(JSON.parse(await a.fs.readFile("/out.json", "utf8")), { id: 7, name: "ada" });
+  // Without bindings, exec is a plain script; an unknown command exits 127.
+  const plain = await a.exec("lookup --id 1; echo $?");
+  assert.equal(plain.stdout, "127\n");
+});

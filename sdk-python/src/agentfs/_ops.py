@@ -376,9 +376,16 @@ def query(sql: str, params: tuple[Any, ...]) -> Op[list[tuple[Any, ...]]]:
 
 
 def exec_script(
-    script: str, dir: str, stdin: bytes, env: dict[str, str] | None, limits: str
+    script: str,
+    dir: str,
+    stdin: bytes,
+    env: dict[str, str] | None,
+    limits: str,
+    bindings: list[sandbox_pb2.BindingSpec] | None = None,
 ) -> Op[ExecResult]:
-    req = sandbox_pb2.ExecRequest(script=script, dir=dir, stdin=stdin, env=env or {}, limits=limits)
+    req = sandbox_pb2.ExecRequest(
+        script=script, dir=dir, stdin=stdin, env=env or {}, limits=limits, bindings=bindings or []
+    )
 
     def conv(r: sandbox_pb2.ExecResponse) -> ExecResult:
         return ExecResult(r.exit_code, r.stdout, r.stderr, r.limit, r.duration_ns)

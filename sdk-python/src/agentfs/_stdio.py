@@ -87,6 +87,7 @@ class StdioTransport:
         self._wlock = threading.Lock()
         self._plock = threading.Lock()
         self._pending: dict[int, _Pending] = {}
+        self._served: dict[str, Callable[[bytes], bytes]] = {}
         self._ids = itertools.count(_HANDSHAKE_ID + 1)
         self._dead: str | None = None  # why calls fail from now on
         self._closing = False
@@ -253,14 +254,35 @@ class StdioTransport:
         finally:
             self._die(reason)
 
+    def serve(self, procedure: str, handler: Callable[[bytes], bytes] | None) -> None:
+        """Answers the engine's calls of procedure with handler (None stops
+        serving it); sandbox bindings serve HostService/CallBinding."""
+        if handler is None:
+            self._served.pop(procedure, None)
+        else:
+            self._served[procedure] = handler
+
     def _answer_call(self, frame: protocol_pb2.Frame) -> None:
-        # No host services are served yet (HostService.CallBinding needs
-        # sandbox bindings); the protocol says to answer UNIMPLEMENTED.
-        err = errors_pb2.Error(
-            kind=errors_pb2.ERROR_KIND_UNIMPLEMENTED,
-            message=f"agentfs-sdk-python does not serve {frame.call.method}",
-        )
-        self._write_quiet(protocol_pb2.Frame(id=frame.id, result=protocol_pb2.Result(error=err)))
+        handler = self._served.get(frame.call.method)
+        if handler is None:
+            err = errors_pb2.Error(
+                kind=errors_pb2.ERROR_KIND_UNIMPLEMENTED,
+                message=f"agentfs-sdk-python does not serve {frame.call.method}",
+            )
+            self._write_quiet(protocol_pb2.Frame(id=frame.id, result=protocol_pb2.Result(error=err)))
+            return
+
+        # Not on the reader thread: a handler may call the engine itself.
+        def run() -> None:
+            try:
+                result = protocol_pb2.Result(payload=handler(frame.call.payload))
+            except Exception as e:
+                result = protocol_pb2.Result(
+                    error=errors_pb2.Error(kind=errors_pb2.ERROR_KIND_INTERNAL, message=f"{frame.call.method}: {e}")
+                )
+            self._write_quiet(protocol_pb2.Frame(id=frame.id, result=result))
+
+        threading.Thread(target=run, name="agentfs-host-call", daemon=True).start()
 
     def _write_quiet(self, frame: protocol_pb2.Frame) -> None:
         body = frame.SerializeToString()

@@ -14,6 +14,7 @@ import types
 from typing import Any, Literal, TypeVar, overload
 
 from . import _ops
+from ._bindings import Binding, Bindings
 from ._connect import connect
 from ._http import HttpTransport
 from ._ops import Op
@@ -343,6 +344,7 @@ class AgentFS:
 
     def __init__(self, transport: StdioTransport | HttpTransport, info: Info) -> None:
         self.transport = transport
+        self._bindings = Bindings(transport)
         self._info = info
         c = _Clients(transport)
         self.rpc = c
@@ -412,10 +414,21 @@ class AgentFS:
         stdin: bytes = b"",
         env: dict[str, str] | None = None,
         limits: str = "",
+        bindings: dict[str, Binding] | None = None,
     ) -> ExecResult:
         """Runs a shell script in the engine's in-process sandbox over the
-        agent's files (POSIX utilities written in Go; no host process)."""
-        return self._agent._do(_ops.exec_script(script, dir, stdin, env, limits))
+        agent's files (POSIX utilities written in Go; no host process).
+        `bindings` are functions of this process the script runs as
+        commands (`lookup --id 7` calls bindings["lookup"]({"id": 7}); the
+        JSON result is printed, an exception fails the command); a
+        function's `schema` attribute, if any, is its JSON schema. stdio
+        only: the engine calls back over the same connection."""
+        specs = self._bindings.specs(bindings)
+        self._bindings.register(bindings)
+        try:
+            return self._agent._do(_ops.exec_script(script, dir, stdin, env, limits, specs))
+        finally:
+            self._bindings.unregister(bindings)
 
     def close(self) -> None:
         """Finishes the calls in flight and stops the engine (stdio) or

@@ -18,6 +18,7 @@ from collections.abc import Generator
 from typing import Any, Literal, TypeVar, overload
 
 from . import _ops
+from ._bindings import Binding, Bindings
 from ._connect import connect
 from ._errors import *  # noqa: F403  (the same exceptions, importable from here)
 from ._http import HttpTransport
@@ -312,6 +313,7 @@ class AgentFS:
 
     def __init__(self, transport: StdioTransport | HttpTransport, info: Info) -> None:
         self.transport = transport
+        self._bindings = Bindings(transport)
         self._info = info
         c = _Clients(transport)
         self.rpc = c
@@ -366,10 +368,21 @@ class AgentFS:
         stdin: bytes = b"",
         env: dict[str, str] | None = None,
         limits: str = "",
+        bindings: dict[str, Binding] | None = None,
     ) -> ExecResult:
         """Runs a shell script in the engine's in-process sandbox over the
-        agent's files (POSIX utilities written in Go; no host process)."""
-        return await self._agent._do(_ops.exec_script(script, dir, stdin, env, limits))
+        agent's files (POSIX utilities written in Go; no host process).
+        `bindings` are functions of this process the script runs as
+        commands (`lookup --id 7` calls bindings["lookup"]({"id": 7}); the
+        JSON result is printed, an exception fails the command); a
+        function's `schema` attribute, if any, is its JSON schema. stdio
+        only: the engine calls back over the same connection."""
+        specs = self._bindings.specs(bindings)
+        self._bindings.register(bindings, asyncio.get_running_loop())
+        try:
+            return await self._agent._do(_ops.exec_script(script, dir, stdin, env, limits, specs))
+        finally:
+            self._bindings.unregister(bindings)
 
     async def close(self) -> None:
         # Shutdown waits for the engine to exit: not on the event loop.

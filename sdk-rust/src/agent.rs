@@ -65,6 +65,7 @@ pub(crate) struct Clients {
     pub(crate) kv: KvServiceClient,
     pub(crate) tools: ToolsServiceClient,
     pub(crate) agent: AgentServiceClient,
+    pub(crate) bindings: Arc<crate::sandbox::Registry>,
 }
 
 impl Clients {
@@ -74,6 +75,7 @@ impl Clients {
             kv: KvServiceClient::new(Arc::clone(&t)),
             tools: ToolsServiceClient::new(Arc::clone(&t)),
             agent: AgentServiceClient::new(Arc::clone(&t)),
+            bindings: Arc::default(),
             t,
         }
     }
@@ -173,6 +175,14 @@ impl AgentFS {
 
     pub fn tools(&self) -> Tools {
         Tools { c: Arc::clone(&self.c) }
+    }
+
+    /// Runs a shell script in the engine's in-process sandbox over this
+    /// agent's files. `opts.bindings` are functions of this process the
+    /// script runs as commands; the engine calls them back over stdio (an
+    /// HTTP agent refuses bindings).
+    pub fn exec(&self, script: &str, opts: &crate::ExecOptions) -> io::Result<crate::ExecResult> {
+        crate::sandbox::exec(&self.c.t, &self.c.bindings, script, opts)
     }
 
     /// What is open: id, database path, schema and engine versions.

@@ -46,6 +46,7 @@ mod engine;
 mod error;
 mod fs;
 mod kv;
+mod sandbox;
 mod tools;
 pub mod transport;
 
@@ -54,4 +55,5 @@ pub use engine::find_engine;
 pub use error::{errno_kind, Error, ErrorExt};
 pub use fs::{DirEntry, File, FileType, Fs, Metadata, OpenOptions, RemoveOptions, Statfs, WriteOptions};
 pub use kv::{Kv, KvEntry};
+pub use sandbox::{Binding, BindingFn, ExecOptions, ExecResult};
 pub use tools::{ToolCall, ToolQuery, ToolRecord, ToolStats, ToolStatus, Tools};

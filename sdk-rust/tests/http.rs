@@ -140,3 +140,15 @@ fn token_from_the_environment() {
     let a = AgentFS::open(srv.agent("env", Some("envtok"))).unwrap();
     assert_eq!(a.fs().read_file("/t").unwrap(), b"from env");
 }
+
+#[test]
+fn exec_runs_scripts_and_refuses_bindings() {
+    let srv = Server::start(None);
+    let a = AgentFS::open(srv.agent("sh", None)).unwrap();
+    let r = a.exec("echo hi > /f; cat /f", &agentfs::ExecOptions::default()).unwrap();
+    assert_eq!(r.stdout, b"hi\n");
+    let mut opts = agentfs::ExecOptions::default();
+    opts.bindings.insert("x".into(), agentfs::Binding::new(|_| Ok(serde_json::Value::Null)));
+    let e = a.exec("x", &opts).unwrap_err();
+    assert!(e.to_string().contains("bindings need stdio"), "{e}");
+}

@@ -202,3 +202,41 @@ fn large_files_whole_and_through_handles() {
     assert!(back == big, "24 MiB written through a handle differs");
     a.close().unwrap();
 }
+
+#[test]
+fn exec_bindings_call_back_into_this_process() {
+    use agentfs::{Binding, ExecOptions};
+    use serde_json::json;
+    use std::sync::Mutex;
+
+    let a = Arc::new(temp_agent());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut opts = ExecOptions::default();
+    {
+        let (seen, agent) = (Arc::clone(&seen), Arc::clone(&a));
+        opts.bindings.insert(
+            "lookup".into(),
+            Binding::new(move |args| {
+                seen.lock().unwrap().push(args.clone());
+                // A binding may call the agent: it runs on its own thread.
+                agent.fs().write_file("/looked-up", args["id"].to_string()).map_err(|e| e.to_string())?;
+                Ok(json!({"id": args["id"], "name": "ada"}))
+            })
+            .schema(json!({"type": "object", "properties": {"id": {"type": "integer"}}})),
+        );
+    }
+    opts.bindings.insert("fails".into(), Binding::new(|_| Err("no such user".into())));
+    let r = a.exec("lookup --id 7 > /out.json; cat /out.json; fails || echo failed:$?; echo done", &opts).unwrap();
+    let stdout = String::from_utf8(r.stdout).unwrap();
+    let stderr = String::from_utf8(r.stderr).unwrap();
+    assert_eq!(r.exit_code, 0, "{stderr}");
+    assert_eq!(*seen.lock().unwrap(), vec![json!({"id": 7})]);
+    let (first, rest) = stdout.split_once('\n').unwrap();
+    assert_eq!(serde_json::from_str::<serde_json::Value>(first).unwrap(), json!({"id": 7, "name": "ada"}));
+    assert_eq!(rest, "failed:1\ndone\n");
+    assert!(stderr.contains("fails: no such user"), "{stderr}");
+    assert_eq!(a.fs().read_to_string("/looked-up").unwrap(), "7");
+    // After the script the bindings are gone: an unknown command.
+    let r = a.exec("lookup --id 1; echo $?", &ExecOptions::default()).unwrap();
+    assert_eq!(r.stdout, b"127\n");
+}

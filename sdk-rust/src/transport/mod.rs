@@ -54,7 +54,23 @@ pub trait Transport: Send + Sync {
     fn engine_pid(&self) -> Option<u32> {
         None
     }
+
+    /// Answers the engine's calls of `procedure` with `handler` (`None`
+    /// stops serving it): sandbox bindings serve
+    /// `/agentfs.v1.HostService/CallBinding`. Only a transport the engine
+    /// can call back (stdio) supports it.
+    fn serve(&self, procedure: &'static str, handler: Option<Handler>) -> io::Result<()> {
+        let _ = (procedure, handler);
+        Err(error::other(
+            pb::ErrorKind::FailedPrecondition,
+            "this transport cannot be called back by the engine (bindings need stdio)",
+        ))
+    }
 }
+
+/// Serves one procedure the engine calls: serialized request in,
+/// serialized response out, or an error message.
+pub type Handler = Arc<dyn Fn(Vec<u8>) -> Result<Vec<u8>, String> + Send + Sync>;
 
 /// Calls `procedure` with `req` and decodes the response (used by the
 /// generated clients).

@@ -55,6 +55,8 @@ pub struct Stdio {
 }
 
 struct Shared {
+    /// What this process serves to the engine, by procedure.
+    served: Mutex<HashMap<String, super::Handler>>,
     writer: Mutex<Option<ChildStdin>>,
     pending: Mutex<Pending>,
     child: Mutex<Child>,
@@ -92,6 +94,7 @@ impl Stdio {
             thread::Builder::new().name("agentfs-stderr".into()).spawn(move || keep_tail(stderr, &tail))?
         };
         let shared = Arc::new(Shared {
+            served: Mutex::new(HashMap::new()),
             writer: Mutex::new(Some(stdin)),
             pending: Mutex::new(Pending { calls: HashMap::new(), closed: None }),
             child: Mutex::new(child),
@@ -187,6 +190,15 @@ impl Stdio {
 }
 
 impl Transport for Stdio {
+    fn serve(&self, procedure: &'static str, handler: Option<super::Handler>) -> io::Result<()> {
+        let mut served = self.shared.served.lock().unwrap_or_else(|e| e.into_inner());
+        match handler {
+            Some(h) => served.insert(procedure.to_string(), h),
+            None => served.remove(procedure),
+        };
+        Ok(())
+    }
+
     fn call(&self, procedure: &'static str, payload: Vec<u8>) -> io::Result<Vec<u8>> {
         let (_, slot) = self.start_call(procedure, payload)?;
         slot.wait()
@@ -274,7 +286,7 @@ impl Shared {
     }
 
     /// Dispatches the engine's frames until its stdout ends; returns why.
-    fn read_loop(&self, r: &mut impl Read) -> String {
+    fn read_loop(self: &Arc<Self>, r: &mut impl Read) -> String {
         loop {
             let frame = match read_frame(r) {
                 Ok(f) => f,
@@ -292,15 +304,34 @@ impl Shared {
                     }
                 }
                 Some(Body::Call(c)) => {
-                    // This client serves no methods (HostService needs
-                    // bindings, which this crate does not register).
-                    let err = pb::Error {
-                        kind: pb::ErrorKind::Unimplemented as i32,
-                        message: format!("{}: not served by agentfs-sdk-rust", c.method),
-                        ..Default::default()
+                    let handler = self.served.lock().unwrap_or_else(|e| e.into_inner()).get(&c.method).cloned();
+                    let Some(handler) = handler else {
+                        let err = pb::Error {
+                            kind: pb::ErrorKind::Unimplemented as i32,
+                            message: format!("{}: not served by this process", c.method),
+                            ..Default::default()
+                        };
+                        let answer = pb::Result { payload: Vec::new(), error: Some(err) };
+                        let _ = self.send(&pb::Frame { id: frame.id, body: Some(Body::Result(answer)) });
+                        continue;
                     };
-                    let answer = pb::Result { payload: Vec::new(), error: Some(err) };
-                    let _ = self.send(&pb::Frame { id: frame.id, body: Some(Body::Result(answer)) });
+                    // Not on the reader thread: a handler may call the engine.
+                    let shared = Arc::clone(self);
+                    let id = frame.id;
+                    let _ = thread::Builder::new().name("agentfs-host-call".into()).spawn(move || {
+                        let answer = match handler(c.payload) {
+                            Ok(payload) => pb::Result { payload, error: None },
+                            Err(message) => pb::Result {
+                                payload: Vec::new(),
+                                error: Some(pb::Error {
+                                    kind: pb::ErrorKind::Internal as i32,
+                                    message: format!("{}: {message}", c.method),
+                                    ..Default::default()
+                                }),
+                            },
+                        };
+                        let _ = shared.send(&pb::Frame { id, body: Some(Body::Result(answer)) });
+                    });
                 }
                 Some(Body::Pong(_)) => {
                     if let Some(slot) = self.lock_pending().calls.remove(&frame.id) {

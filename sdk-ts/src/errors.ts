@@ -71,3 +71,14 @@ export function errnoError(code: keyof typeof descriptions, syscall: string, pat
   if (path !== undefined) err.path = path;
   return err;
 }
+
+/**
+ * abortError is the rejection of a call whose AbortSignal fired, as
+ * node:fs gives it: name "AbortError", code "ABORT_ERR", the reason as cause.
+ */
+export function abortError(signal: AbortSignal): Error {
+  const e = new Error("The operation was aborted", { cause: signal.reason }) as Error & { code: string };
+  e.name = "AbortError";
+  e.code = "ABORT_ERR";
+  return e;
+}

@@ -6,6 +6,8 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { FilesystemServiceClient, FilesystemServiceProcedures as P } from "./gen/agentfs/v1/clients_agentfs.js";
 import {
   PwriteRequestSchema,
+  ReadFileRequestSchema,
+  ReadFileResponseSchema,
   PwriteResponseSchema,
   StatResponseSchema,
   WriteFileRequestSchema,
@@ -281,8 +283,9 @@ export class Filesystem {
   readFile(path: string, encoding: Encoding): Promise<string>;
   readFile(path: string, options: { encoding: Encoding }): Promise<string>;
   readFile(path: string, options?: Encoding | { encoding?: Encoding | null } | null): Promise<Buffer | string>;
-  async readFile(path: string, options?: Encoding | { encoding?: Encoding | null } | null): Promise<Buffer | string> {
-    const r = await this.client.readFile({ path });
+  async readFile(path: string, options?: Encoding | { encoding?: Encoding | null; signal?: AbortSignal } | null): Promise<Buffer | string> {
+    const signal = typeof options === "object" && options !== null ? options.signal : undefined;
+    const r = await this.transport.unaryParts(P.readFile, [encode(ReadFileRequestSchema, { path })], ReadFileResponseSchema, signal);
     const buf = asBuffer(r.data);
     const enc = encodingOf(options);
     return enc ? buf.toString(enc) : buf;
@@ -296,7 +299,7 @@ export class Filesystem {
   async writeFile(
     path: string,
     data: Data,
-    options?: Encoding | { encoding?: Encoding | null; mode?: number; flag?: string; createParents?: boolean } | null,
+    options?: Encoding | { encoding?: Encoding | null; mode?: number; flag?: string; createParents?: boolean; signal?: AbortSignal } | null,
   ): Promise<void> {
     const o = typeof options === "object" && options !== null ? options : {};
     const flag = o.flag ?? "w";
@@ -308,7 +311,7 @@ export class Filesystem {
       append: flag[0] === "a",
       exclusive: flag.endsWith("x"),
     });
-    await this.transport.unaryParts(P.writeFile, [head, ...bytesField(2, toBytes(data, encodingOf(options)))], WriteFileResponseSchema);
+    await this.transport.unaryParts(P.writeFile, [head, ...bytesField(2, toBytes(data, encodingOf(options)))], WriteFileResponseSchema, o.signal);
   }
 
   /** Appends to a file, creating it if missing. */

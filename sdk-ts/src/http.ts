@@ -6,7 +6,7 @@
 
 import { fromBinary, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { ErrorSchema } from "./gen/agentfs/v1/errors_pb.js";
-import { AgentFSError, fromProto, kindError } from "./errors.js";
+import { AgentFSError, fromProto, abortError, kindError } from "./errors.js";
 import { encode, type Transport } from "./transport.js";
 import { partsLength } from "./wire.js";
 
@@ -61,17 +61,19 @@ export class HttpTransport implements Transport {
     return this.unaryParts(procedure, [encode(input, request)], output);
   }
 
-  async unaryParts<O extends DescMessage>(procedure: string, payload: readonly Uint8Array[], output: O): Promise<MessageShape<O>> {
-    return fromBinary(output, await this.call(procedure, payload));
+  async unaryParts<O extends DescMessage>(procedure: string, payload: readonly Uint8Array[], output: O, signal?: AbortSignal): Promise<MessageShape<O>> {
+    return fromBinary(output, await this.call(procedure, payload, signal));
   }
 
-  async call(procedure: string, payload: readonly Uint8Array[]): Promise<Uint8Array> {
+  async call(procedure: string, payload: readonly Uint8Array[], signal?: AbortSignal): Promise<Uint8Array> {
     if (this.closed) throw kindError("UNAVAILABLE", "the agent is closed");
+    if (signal?.aborted) throw abortError(signal);
     const body = payload.length === 1 ? payload[0] : Buffer.concat(payload as Uint8Array[], partsLength(payload));
     let res: Response;
     try {
-      res = await this.fetch(this.base + procedure, { method: "POST", headers: this.headers, body });
+      res = await this.fetch(this.base + procedure, { method: "POST", headers: this.headers, body, signal });
     } catch (e) {
+      if (signal?.aborted) throw abortError(signal);
       const cause = (e as { cause?: Error }).cause;
       throw kindError("UNAVAILABLE", `agentfs server ${this.base}: ${cause?.message ?? (e as Error).message}`);
     }

@@ -5,10 +5,10 @@
 // connection while the script runs.
 
 import { fromBinary, toBinary, create } from "@bufbuild/protobuf";
-import { SandboxServiceClient } from "./gen/agentfs/v1/clients_agentfs.js";
-import { CallBindingRequestSchema, CallBindingResponseSchema } from "./gen/agentfs/v1/sandbox_pb.js";
+import { SandboxServiceProcedures } from "./gen/agentfs/v1/clients_agentfs.js";
+import { CallBindingRequestSchema, CallBindingResponseSchema, ExecRequestSchema, ExecResponseSchema } from "./gen/agentfs/v1/sandbox_pb.js";
 import { kindError } from "./errors.js";
-import type { Transport } from "./transport.js";
+import { encode, type Transport } from "./transport.js";
 
 /** A host function a script runs as a command: `name --flag value`. */
 export interface Binding {
@@ -31,6 +31,8 @@ export interface ExecOptions {
   /** Commands that may run (default: all) and that may not. */
   allow?: string[];
   deny?: string[];
+  /** Aborting stops the script in the engine and rejects with an AbortError. */
+  signal?: AbortSignal;
 }
 
 export interface ExecResult {
@@ -49,13 +51,10 @@ export interface HostServing {
 const CALL_BINDING = "/agentfs.v1.HostService/CallBinding";
 
 export class Sandbox {
-  private readonly client: SandboxServiceClient;
   /** Bindings of the scripts running now, by name. */
   private readonly bindings = new Map<string, { fn: Binding["fn"]; users: number }>();
 
-  constructor(private readonly transport: Transport) {
-    this.client = new SandboxServiceClient(transport);
-  }
+  constructor(private readonly transport: Transport) {}
 
   /** Runs a script and resolves with its exit code and output. */
   async exec(script: string, opts: ExecOptions = {}): Promise<ExecResult> {
@@ -70,7 +69,7 @@ export class Sandbox {
     for (const { name, binding } of specs) this.register(name, binding.fn);
     try {
       const stdin = typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : (opts.stdin ?? new Uint8Array(0));
-      const r = await this.client.exec({
+      const r = await this.transport.unaryParts(SandboxServiceProcedures.exec, [encode(ExecRequestSchema, {
         script,
         dir: opts.dir ?? "",
         stdin,
@@ -83,7 +82,7 @@ export class Sandbox {
           description: binding.description ?? "",
           schemaJson: binding.schema ? JSON.stringify(binding.schema) : "",
         })),
-      });
+      })], ExecResponseSchema, opts.signal);
       const dec = new TextDecoder();
       const out: ExecResult = { exitCode: r.exitCode, stdout: dec.decode(r.stdout), stderr: dec.decode(r.stderr) };
       if (r.limit) out.limit = r.limit;

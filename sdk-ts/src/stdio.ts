@@ -11,7 +11,7 @@ import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, 
 import { ErrorKind } from "./gen/agentfs/v1/errors_pb.js";
 import type { InfoResponse } from "./gen/agentfs/v1/agent_pb.js";
 import { FrameSchema, type OpenOptionsSchema } from "./gen/agentfs/v1/protocol_pb.js";
-import { AgentFSError, fromProto, kindError } from "./errors.js";
+import { AgentFSError, abortError, fromProto, kindError } from "./errors.js";
 import { encode, type Transport } from "./transport.js";
 import { callFrame, decodeFrame, decodeResult, encodeFrame, FrameReader, PROTOCOL_VERSION } from "./wire.js";
 
@@ -115,13 +115,14 @@ export class StdioTransport implements Transport {
     return this.unaryParts(procedure, [encode(input, request)], output);
   }
 
-  unaryParts<O extends DescMessage>(procedure: string, payload: readonly Uint8Array[], output: O): Promise<MessageShape<O>> {
-    return this.call(procedure, payload).then((bytes) => fromBinary(output, bytes));
+  unaryParts<O extends DescMessage>(procedure: string, payload: readonly Uint8Array[], output: O, signal?: AbortSignal): Promise<MessageShape<O>> {
+    return this.call(procedure, payload, signal).then((bytes) => fromBinary(output, bytes));
   }
 
   /** call sends one Call frame and resolves with the response payload. */
-  call(procedure: string, payload: readonly Uint8Array[]): Promise<Uint8Array> {
+  call(procedure: string, payload: readonly Uint8Array[], signal?: AbortSignal): Promise<Uint8Array> {
     if (this.failure) return Promise.reject(this.failure);
+    if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.closing) return Promise.reject(kindError("UNAVAILABLE", "the agent is closed"));
     let method = this.methods.get(procedure);
     if (!method) {
@@ -139,7 +140,19 @@ export class StdioTransport implements Transport {
     const p = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     if (this.pending.size === 1) this.ref();
     this.write(bufs);
-    return p;
+    if (!signal) return p;
+    // Aborted: stop waiting at once and ask the engine to cancel the call
+    // (spec/PROTOCOL.md, Cancellation); its late answer is dropped.
+    const onAbort = () => {
+      const w = this.pending.get(id);
+      if (!w) return;
+      this.pending.delete(id);
+      this.sendFrame({ id: BigInt(id), body: { case: "cancel", value: {} } });
+      if (this.pending.size === 0) this.idle();
+      w.reject(abortError(signal));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    return p.finally(() => signal.removeEventListener("abort", onAbort));
   }
 
   /**

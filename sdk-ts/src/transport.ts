@@ -9,8 +9,8 @@ import type { UnaryTransport } from "./gen/agentfs/v1/clients_agentfs.js";
  */
 export interface Transport extends UnaryTransport {
   /** Sends one call with a payload given as buffers; resolves with the response payload. */
-  call(procedure: string, payload: readonly Uint8Array[]): Promise<Uint8Array>;
-  unaryParts<O extends DescMessage>(procedure: string, payload: readonly Uint8Array[], output: O): Promise<MessageShape<O>>;
+  call(procedure: string, payload: readonly Uint8Array[], signal?: AbortSignal): Promise<Uint8Array>;
+  unaryParts<O extends DescMessage>(procedure: string, payload: readonly Uint8Array[], output: O, signal?: AbortSignal): Promise<MessageShape<O>>;
   /** Stops the engine (stdio) or releases the connection (http). */
   close(): Promise<void>;
 }

@@ -67,3 +67,17 @@ test("http: exec runs scripts; bindings are refused (the server cannot call back
   assert.equal(e.code, "ERR_AGENTFS_FAILED_PRECONDITION");
   await a.close();
 });
+
+test("http: an AbortSignal ends the request", async (t) => {
+  const url = await serveHttp(t, { token: TOKEN, data: tempDir(t) });
+  const a = await AgentFS.open({ id: "abort", url, token: TOKEN });
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 200);
+  const started = Date.now();
+  const e = await failure(() => a.exec("sleep 1; echo late > /late", { signal: ac.signal }));
+  assert.equal(e.name, "AbortError");
+  assert.ok(Date.now() - started < 900);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(await a.fs.exists("/late"), false, "the server stopped the script");
+  await a.close();
+});

@@ -141,3 +141,24 @@ test("stdio: exec runs a script whose bindings call back into this process", asy
   const plain = await a.exec("lookup --id 1; echo $?");
   assert.equal(plain.stdout, "127\n");
 });
+
+test("stdio: an AbortSignal cancels a call in the engine", async (t) => {
+  const a = await AgentFS.open({ path: join(tempDir(t), "abort.db") });
+  t.after(() => a.close());
+  const ac = new AbortController();
+  const started = Date.now();
+  setTimeout(() => ac.abort(), 200);
+  const e = await failure(() => a.exec("sleep 1; echo late > /late", { signal: ac.signal }));
+  assert.equal(e.name, "AbortError");
+  assert.equal(e.code, "ABORT_ERR");
+  assert.ok(Date.now() - started < 900, "the abort did not end the wait");
+  // The engine stopped the script: a second later it still has not
+  // written /late, and the connection keeps working.
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(await a.fs.exists("/late"), false);
+  const pre = new AbortController();
+  pre.abort();
+  assert.equal((await failure(() => a.fs.readFile("/x", { signal: pre.signal }))).name, "AbortError");
+  await a.fs.writeFile("/ok", "1", { signal: new AbortController().signal });
+  assert.equal(await a.fs.readFile("/ok", { encoding: "utf8", signal: new AbortController().signal }), "1");
+});

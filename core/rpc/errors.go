@@ -154,53 +154,37 @@ func connectCode(e *v1.Error) connect.Code {
 			return connect.CodeFailedPrecondition
 		}
 	}
-	switch e.Kind {
-	case v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT:
-		return connect.CodeInvalidArgument
-	case v1.ErrorKind_ERROR_KIND_NOT_FOUND:
-		return connect.CodeNotFound
-	case v1.ErrorKind_ERROR_KIND_ALREADY_EXISTS:
-		return connect.CodeAlreadyExists
-	case v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED:
-		return connect.CodePermissionDenied
-	case v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION:
-		return connect.CodeFailedPrecondition
-	case v1.ErrorKind_ERROR_KIND_CANCELED:
-		return connect.CodeCanceled
-	case v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED:
-		return connect.CodeUnimplemented
-	case v1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED:
-		return connect.CodeResourceExhausted
-	case v1.ErrorKind_ERROR_KIND_UNAVAILABLE:
-		return connect.CodeUnavailable
-	default:
-		return connect.CodeInternal
+	if c, ok := codeOfKind[e.Kind]; ok {
+		return c
 	}
+	return connect.CodeInternal
+}
+
+// codeOfKind pairs each non-errno ErrorKind with its Connect code; the
+// table serves both directions.
+var codeOfKind = map[v1.ErrorKind]connect.Code{
+	v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT:    connect.CodeInvalidArgument,
+	v1.ErrorKind_ERROR_KIND_NOT_FOUND:           connect.CodeNotFound,
+	v1.ErrorKind_ERROR_KIND_ALREADY_EXISTS:      connect.CodeAlreadyExists,
+	v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED:   connect.CodePermissionDenied,
+	v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION: connect.CodeFailedPrecondition,
+	v1.ErrorKind_ERROR_KIND_CANCELED:            connect.CodeCanceled,
+	v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED:       connect.CodeUnimplemented,
+	v1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED:  connect.CodeResourceExhausted,
+	v1.ErrorKind_ERROR_KIND_UNAVAILABLE:         connect.CodeUnavailable,
+	v1.ErrorKind_ERROR_KIND_INTERNAL:            connect.CodeInternal,
 }
 
 func kindOfCode(c connect.Code) v1.ErrorKind {
-	switch c {
-	case connect.CodeInvalidArgument:
-		return v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT
-	case connect.CodeNotFound:
-		return v1.ErrorKind_ERROR_KIND_NOT_FOUND
-	case connect.CodeAlreadyExists:
-		return v1.ErrorKind_ERROR_KIND_ALREADY_EXISTS
-	case connect.CodePermissionDenied, connect.CodeUnauthenticated:
+	if c == connect.CodeUnauthenticated {
 		return v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED
-	case connect.CodeFailedPrecondition:
-		return v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION
-	case connect.CodeCanceled:
-		return v1.ErrorKind_ERROR_KIND_CANCELED
-	case connect.CodeUnimplemented:
-		return v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED
-	case connect.CodeResourceExhausted:
-		return v1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED
-	case connect.CodeUnavailable:
-		return v1.ErrorKind_ERROR_KIND_UNAVAILABLE
-	default:
-		return v1.ErrorKind_ERROR_KIND_INTERNAL
 	}
+	for k, code := range codeOfKind {
+		if code == c {
+			return k
+		}
+	}
+	return v1.ErrorKind_ERROR_KIND_INTERNAL
 }
 
 // toConnect converts a handler's error for the HTTP door: the status code

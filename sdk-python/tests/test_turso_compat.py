@@ -4,10 +4,12 @@ reads as tests/compat/expected-fixture.json."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,36 +30,13 @@ def _node() -> str:
     pytest.skip("node or tests/compat/node_modules missing (go tool task compat-deps)")
 
 
-def content(op: dict[str, Any]) -> bytes:
-    if isinstance(op.get("text"), str):
-        return str(op["text"]).encode("utf-8")
-    return bytes(i % 256 for i in range(op["pattern"]))
-
-
-def replay(agent: agentfs.AgentFS) -> None:
-    ids: dict[str, int] = {}
-    for op in OPS:
-        kind = op["op"]
-        if kind == "mkdir":
-            agent.fs.mkdir(op["path"])
-        elif kind == "writeFile":
-            agent.fs.write_file(op["path"], content(op))
-        elif kind == "symlink":
-            agent.fs.symlink(op["target"], op["path"])
-        elif kind == "kvSet":
-            agent.kv.set(op["key"], op["value"])
-        elif kind == "toolStart":
-            ids[op["as"]] = agent.tools.start(op["name"], op.get("parameters"))
-        elif kind == "toolSuccess":
-            agent.tools.success(ids[op["ref"]], op.get("result"))
-        elif kind == "toolError":
-            agent.tools.error(ids[op["ref"]], op["error"])
-        elif kind == "toolRecord":
-            agent.tools.record(
-                op["name"], op["startedAt"], op["completedAt"], op.get("parameters"), op.get("result"), op.get("error")
-            )
-        else:
-            raise AssertionError(f"unknown fixture op {op}")
+# The fixture's replay is shared with the cross-language test (tests/xlang).
+_spec = importlib.util.spec_from_file_location("xlang_fixture", COMPAT.parent / "xlang" / "fixture.py")
+assert _spec is not None and _spec.loader is not None
+_fixture = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fixture)
+content: Callable[[dict[str, Any]], bytes] = _fixture.content
+replay: Callable[[agentfs.AgentFS], None] = _fixture.replay
 
 
 def test_python_reads_what_agentfs_sdk_wrote(engine: str, tmp_path: Path) -> None:

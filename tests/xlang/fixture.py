@@ -3,6 +3,8 @@
 
     python fixture.py write DB   replay tests/compat/fixture-ops.json into a new DB
     python fixture.py dump DB    print the canonical JSON of tests/compat/dump.mjs
+
+sdk-python/tests/test_turso_compat.py imports replay() and content() from here.
 """
 from __future__ import annotations
 
@@ -26,34 +28,39 @@ def content(op: dict) -> bytes:
     raise ValueError(f"writeFile op without content: {op}")
 
 
+def replay(agent: AgentFS) -> None:
+    """Applies every operation of fixture-ops.json to an open agent."""
+    ops = json.loads(OPS.read_text("utf-8"))["ops"]
+    ids: dict[str, int] = {}
+    for op in ops:
+        kind = op["op"]
+        if kind == "mkdir":
+            agent.fs.mkdir(op["path"])
+        elif kind == "writeFile":
+            agent.fs.write_file(op["path"], content(op))
+        elif kind == "symlink":
+            agent.fs.symlink(op["target"], op["path"])
+        elif kind == "kvSet":
+            agent.kv.set(op["key"], op["value"])
+        elif kind == "toolStart":
+            ids[op["as"]] = agent.tools.start(op["name"], op.get("parameters"))
+        elif kind == "toolSuccess":
+            agent.tools.success(ids[op["ref"]], op.get("result"))
+        elif kind == "toolError":
+            agent.tools.error(ids[op["ref"]], op["error"])
+        elif kind == "toolRecord":
+            agent.tools.record(op["name"], op["startedAt"], op["completedAt"],
+                               op.get("parameters"), op.get("result"), op.get("error"))
+        else:
+            raise ValueError(f"unknown op: {op}")
+
+
 def write(db: str) -> None:
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(db + suffix):
             os.remove(db + suffix)
-    ops = json.loads(OPS.read_text("utf-8"))["ops"]
-    ids: dict[str, int] = {}
     with AgentFS.open(path=db) as agent:
-        for op in ops:
-            kind = op["op"]
-            if kind == "mkdir":
-                agent.fs.mkdir(op["path"])
-            elif kind == "writeFile":
-                agent.fs.write_file(op["path"], content(op))
-            elif kind == "symlink":
-                agent.fs.symlink(op["target"], op["path"])
-            elif kind == "kvSet":
-                agent.kv.set(op["key"], op["value"])
-            elif kind == "toolStart":
-                ids[op["as"]] = agent.tools.start(op["name"], op.get("parameters"))
-            elif kind == "toolSuccess":
-                agent.tools.success(ids[op["ref"]], op.get("result"))
-            elif kind == "toolError":
-                agent.tools.error(ids[op["ref"]], op["error"])
-            elif kind == "toolRecord":
-                agent.tools.record(op["name"], op["startedAt"], op["completedAt"],
-                                   op.get("parameters"), op.get("result"), op.get("error"))
-            else:
-                raise ValueError(f"unknown op: {op}")
+        replay(agent)
 
 
 def dump(db: str) -> None:

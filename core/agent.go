@@ -201,6 +201,11 @@ func ValidID(s string) bool { return idPattern.MatchString(s) }
 // directory, as with agentfs-sdk.
 const DefaultDir = ".agentfs"
 
+// Version is the engine's version, reported by the CLI and in the stdio
+// handshake. Release builds set it with
+// -ldflags "-X github.com/agentfs-go/agentfs/core.Version=...".
+var Version = "0.1.0-dev"
+
 // PathForID returns the database path of an agent id.
 func PathForID(id string) string { return filepath.Join(DefaultDir, id+".db") }
 

@@ -56,27 +56,37 @@ func Methods(svc *Service) map[string]agentfsv1rpc.Func {
 // engine down, closes r, or (with a heartbeat) goes silent. Logs go to
 // logw. It returns ErrHandshake when the handshake was refused.
 func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, logw io.Writer, version string) error {
+	return newStdioConn(r, w, logw, version).serve(ctx)
+}
+
+func newStdioConn(r io.Reader, w io.Writer, logw io.Writer, version string) *stdioConn {
 	c := &stdioConn{
 		svc:      &Service{Version: version},
 		in:       bufio.NewReaderSize(r, 256<<10),
 		out:      bufio.NewWriterSize(w, 256<<10),
 		done:     make(chan error, 1),
 		closed:   make(chan struct{}),
+		ready:    make(chan struct{}),
 		inflight: map[uint64]context.CancelFunc{},
 		pending:  map[uint64]chan *v1.Result{},
 		log:      log.New(logw, "agentfs: ", 0),
 	}
 	c.methods = Methods(c.svc)
+	return c
+}
+
+// serve runs the connection: the handshake, then calls until the end.
+func (c *stdioConn) serve(ctx context.Context) error {
 	defer c.stopWriting()
 
 	sess, cleanup, err := c.handshake(ctx)
+	c.readyOnce.Do(func() { close(c.ready) })
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	defer sess.CloseHandles()
-	c.sess = sess
-	ctx = WithSession(ctx, sess)
+	ctx = c.ctx
 
 	// The read loop runs on its own so that a silent client (heartbeat)
 	// or a cancelled ctx can end the engine while a read blocks.
@@ -107,11 +117,14 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, logw io.Writer, v
 
 // stdioConn is one client connection.
 type stdioConn struct {
-	svc     *Service
-	methods map[string]agentfsv1rpc.Func
-	sess    *Session
-	in      *bufio.Reader
-	log     *log.Logger
+	svc       *Service
+	methods   map[string]agentfsv1rpc.Func
+	sess      *Session
+	ctx       context.Context // the session's context, once ready is closed
+	ready     chan struct{}   // closed when the handshake ended (sess is set if it succeeded)
+	readyOnce sync.Once
+	in        *bufio.Reader
+	log       *log.Logger
 
 	// Frames are written by the goroutine that produced them, under outMu;
 	// the last of the writers waiting for the lock flushes, so answers
@@ -170,6 +183,10 @@ func (c *stdioConn) handshake(ctx context.Context) (*Session, func(), error) {
 	}
 	c.heartbeat = time.Duration(h.HeartbeatMs) * time.Millisecond
 	c.lastSeen.Store(time.Now().UnixNano())
+	// Ready before the Welcome leaves: a client in this process may run
+	// calls synchronously (Local.CallSync) as soon as it has read it.
+	c.sess, c.ctx = sess, WithSession(ctx, sess)
+	c.readyOnce.Do(func() { close(c.ready) })
 	c.send(marshalFrame(&v1.Frame{Id: f.Id, Body: &v1.Frame_Welcome{Welcome: &v1.Welcome{
 		ProtocolVersion: ProtocolVersion, EngineVersion: c.svc.Version, Info: info,
 	}}}))
@@ -202,8 +219,14 @@ func openForHello(ctx context.Context, o *v1.OpenOptions) (*core.Agent, string, 
 			return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "open: %q is not a valid agent id (letters, digits, '.', '_' and '-')", o.GetId())
 		}
 		id, path = o.GetId(), core.PathForID(o.GetId())
+		if o.GetDir() != "" {
+			path = filepath.Join(o.GetDir(), path)
+		}
 	case o.GetPath() != "":
 		path = o.GetPath()
+		if o.GetDir() != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(o.GetDir(), path)
+		}
 	default:
 		dir, err := os.MkdirTemp("", "agentfs-")
 		if err != nil {
@@ -364,22 +387,26 @@ func (c *stdioConn) runCall(ctx context.Context, cancel context.CancelFunc, id u
 		c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
 		return
 	}
-	// Responses that are file data alone are framed around the data:
-	// marshalling would copy a whole file (64 MiB for a large ReadFile).
-	switch r := resp.(type) {
-	case *v1.ReadFileResponse:
-		c.send(resultFrame(id, bytesField(1, r.Data), r.Data))
-		return
-	case *v1.PreadResponse:
-		c.send(resultFrame(id, bytesField(1, r.Data), r.Data))
-		return
-	}
-	out, err := proto.Marshal(resp)
+	prefix, body, err := responseParts(resp)
 	if err != nil {
 		c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
 		return
 	}
-	c.send(resultFrame(id, nil, out))
+	c.send(resultFrame(id, prefix, body))
+}
+
+// responseParts serializes a response as prefix followed by payload.
+// Responses that are file data alone are framed around the data:
+// marshalling would copy a whole file (64 MiB for a large ReadFile).
+func responseParts(resp proto.Message) (prefix, payload []byte, err error) {
+	switch r := resp.(type) {
+	case *v1.ReadFileResponse:
+		return bytesField(1, r.Data), r.Data, nil
+	case *v1.PreadResponse:
+		return bytesField(1, r.Data), r.Data, nil
+	}
+	payload, err = proto.Marshal(resp)
+	return nil, payload, err
 }
 
 // bytesField is the tag and length of a bytes field, without the bytes.

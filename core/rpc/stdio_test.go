@@ -27,7 +27,7 @@ import (
 // testClient is a minimal stdio client: the protocol as an SDK speaks it.
 type testClient struct {
 	t    testing.TB
-	w    *io.PipeWriter
+	w    io.WriteCloser
 	r    *bufio.Reader
 	wmu  sync.Mutex
 	mu   sync.Mutex

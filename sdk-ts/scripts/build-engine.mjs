@@ -1,5 +1,8 @@
-// Builds the agentfs engine into bin/linux-x64/agentfs so that it travels
-// inside the npm package (run by `npm pack` through the prepack script).
+// Builds the agentfs engine into bin/linux-x64/agentfs (the executable the
+// "process" transport starts) and bin/linux-x64/agentfs.node (the same
+// engine as a Node addon, loaded by the default "inprocess" transport), so
+// that both travel inside the npm package (run by `npm pack` through the
+// prepack script).
 // The engine links SQLite through cgo, so it is built natively: only on a
 // linux-x64 host, from the checkout this package sits in (../cli).
 import { execFileSync } from "node:child_process";
@@ -17,3 +20,6 @@ if (process.platform !== "linux" || process.arch !== "x64") {
 mkdirSync(dirname(out), { recursive: true });
 execFileSync("go", ["build", "-ldflags=-s -w", "-o", out, "./cmd/agentfs"], { cwd: cli, stdio: "inherit" });
 console.error(`build-engine: ${out} (${(statSync(out).size / 1048576).toFixed(1)} MiB)`);
+const addon = join(pkg, "bin", "linux-x64", "agentfs.node");
+execFileSync("go", ["build", "-buildmode=c-shared", "-ldflags=-s -w", "-o", addon, "./cmd/agentfs-node"], { cwd: join(pkg, "..", "core"), stdio: "inherit" });
+console.error(`build-engine: ${addon} (${(statSync(addon).size / 1048576).toFixed(1)} MiB)`);

@@ -6,7 +6,7 @@
 import { resolve } from "node:path";
 import { AgentServiceClient, SandboxServiceClient } from "./gen/agentfs/v1/clients_agentfs.js";
 import type { InfoResponse } from "./gen/agentfs/v1/agent_pb.js";
-import { findEngine } from "./engine.js";
+import { chooseEngine, type EngineMode } from "./engine.js";
 import { kindError } from "./errors.js";
 import { Filesystem } from "./fs.js";
 import { HttpTransport } from "./http.js";
@@ -24,8 +24,16 @@ export interface AgentFSOptions {
   id?: string;
   /** Database file (stdio). With neither id nor path: a temporary database, deleted on close. */
   path?: string;
-  /** Path of the agentfs binary (default: AGENTFS_BIN, the bundled engine, then PATH). */
+  /** Path of the agentfs binary (default: AGENTFS_BIN, the bundled engine, then PATH); implies transport "process". */
   engine?: string;
+  /**
+   * Where the engine runs (local databases): "inprocess" loads it into this
+   * process as a Node addon (the default when the package bundles one and
+   * no engine binary is named: calls cost microseconds); "process" starts
+   * it as a child process (`agentfs serve --stdio`), which isolates it from
+   * this process. Default: AGENTFS_TRANSPORT, then as described.
+   */
+  transport?: EngineMode;
   /** Working directory of the engine (default: this process's). */
   cwd?: string;
   /** Fail with ENOENT instead of creating a missing database. */
@@ -69,9 +77,8 @@ export class AgentFS {
    */
   static async open(options: AgentFSOptions = {}): Promise<AgentFS> {
     if (options.url) return AgentFS.openHttp(options);
-    const engine = findEngine(options.engine);
     const t = await StdioTransport.start({
-      engine,
+      ...chooseEngine(options.transport, options.engine),
       cwd: options.cwd,
       open: {
         // A path wins over an id, as in agentfs-sdk; relative paths are
@@ -82,6 +89,9 @@ export class AgentFS {
         readOnly: options.readOnly ?? false,
         chunkSize: BigInt(options.chunkSize ?? 0),
         durability: options.durability ?? "",
+        // Where an id resolves: the engine's working directory when it is
+        // a child process, this directory when it runs in this process.
+        dir: options.cwd ? resolve(options.cwd) : "",
       },
     });
     return new AgentFS(t, t.info);

@@ -50,3 +50,47 @@ export function findEngine(explicit?: string): string {
       "and set AGENTFS_BIN or pass { engine: '/path/to/agentfs' }",
   );
 }
+
+/** The path of the engine addon bundled in this package for this platform. */
+export function bundledAddon(): string {
+  return fileURLToPath(new URL(`../bin/${process.platform}-${process.arch}/agentfs.node`, import.meta.url));
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** How the engine runs: in this process (the addon) or as a child process. */
+export type EngineMode = "inprocess" | "process";
+
+/**
+ * chooseEngine picks how and from where the engine runs. An explicit
+ * transport wins, then AGENTFS_TRANSPORT; otherwise the bundled addon runs
+ * the engine in this process unless an engine binary was named (the
+ * option or AGENTFS_BIN), which runs as a child process.
+ */
+export function chooseEngine(transport?: EngineMode, engine?: string): { addon?: string; engine?: string } {
+  const env = process.env.AGENTFS_TRANSPORT;
+  if (env && env !== "inprocess" && env !== "process") {
+    throw kindError("INVALID_ARGUMENT", `AGENTFS_TRANSPORT=${env}: use "inprocess" or "process"`);
+  }
+  const mode = transport ?? (env as EngineMode | undefined);
+  if (mode === "process") return { engine: findEngine(engine) };
+  const addon = process.env.AGENTFS_ADDON || bundledAddon();
+  if (mode === "inprocess") {
+    if (!isFile(addon)) {
+      throw kindError(
+        "NOT_FOUND",
+        `agentfs engine addon not found at ${addon}: this package bundles it only for linux-x64; ` +
+          'build it with `go build -buildmode=c-shared -o agentfs.node ./cmd/agentfs-node` in core/ and set AGENTFS_ADDON, or use { transport: "process" }',
+      );
+    }
+    return { addon };
+  }
+  if (!engine && !process.env.AGENTFS_BIN && isFile(addon)) return { addon };
+  return { engine: findEngine(engine) };
+}

@@ -18,7 +18,7 @@ export { KvStore } from "./kv.js";
 export type { Binding, ExecOptions, ExecResult } from "./sandbox.js";
 export { ToolCalls, type ToolCall, type ToolCallStats } from "./tools.js";
 export { AgentFSError } from "./errors.js";
-export { findEngine, bundledEngine } from "./engine.js";
+export { findEngine, bundledEngine, bundledAddon, type EngineMode } from "./engine.js";
 export { StdioTransport } from "./stdio.js";
 export { HttpTransport, type HttpOptions } from "./http.js";
 export type { Transport } from "./transport.js";

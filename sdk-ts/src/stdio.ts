@@ -1,23 +1,29 @@
-// The stdio transport: the engine (`agentfs serve --stdio`) as a child
-// process, frames over its stdin/stdout (spec/PROTOCOL.md). Many calls may
-// be in flight; answers are matched by id. When the engine dies every
-// pending call is rejected at once with the reason and the last lines of
-// its stderr. The child and its pipes are unref'd while no call is pending,
+// The stdio transport: the stdio protocol (spec/PROTOCOL.md) over a link
+// to the engine, either a child process (`agentfs serve --stdio`, frames
+// over its stdin/stdout) or the engine loaded in this process as an addon
+// (frames through memory, and short calls answered synchronously). Many
+// calls may be in flight; answers are matched by id. When the engine dies
+// every pending call is rejected at once with the reason (for a child, the
+// last lines of its stderr). The link is unref'd while no call is pending,
 // so an idle agent never keeps Node alive.
 
-import { spawn, type ChildProcessByStdio } from "node:child_process";
-import type { Readable, Writable } from "node:stream";
 import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { ErrorKind } from "./gen/agentfs/v1/errors_pb.js";
 import type { InfoResponse } from "./gen/agentfs/v1/agent_pb.js";
 import { FrameSchema, type OpenOptionsSchema } from "./gen/agentfs/v1/protocol_pb.js";
 import { AgentFSError, abortError, fromProto, kindError } from "./errors.js";
 import { encode, type Transport } from "./transport.js";
-import { callFrame, decodeFrame, decodeResult, encodeFrame, FrameReader, PROTOCOL_VERSION } from "./wire.js";
+import { ChildLink, LocalLink, type Link } from "./link.js";
+import { callFrame, decodeFrame, decodeResult, decodeResultBody, encodeFrame, FrameReader, partsLength, PROTOCOL_VERSION } from "./wire.js";
 
 const CLIENT = "agentfs-sdk-ts/0.7.0";
 const HELLO_ID = 1;
-const STDERR_KEEP = 4096;
+// Calls answered synchronously by an in-process engine: the services whose
+// calls are short, with requests up to this size. Sandbox scripts (which
+// may call back into this thread's bindings) and agent-wide operations
+// (snapshots, queries) always go through frames.
+const SYNC_MAX_REQUEST = 1 << 20;
+const SYNC_SERVICES = ["/agentfs.v1.FilesystemService/", "/agentfs.v1.KvService/", "/agentfs.v1.ToolsService/"];
 
 interface Pending {
   resolve(payload: Uint8Array): void;
@@ -25,8 +31,10 @@ interface Pending {
 }
 
 export interface StdioOptions {
-  /** Path of the agentfs binary (already resolved). */
-  engine: string;
+  /** Path of the agentfs binary (already resolved): the engine runs as a child process. */
+  engine?: string;
+  /** Path of the engine addon (agentfs.node): the engine runs in this process. */
+  addon?: string;
   open: MessageInitShape<typeof OpenOptionsSchema>;
   /** Working directory of the engine (ids resolve to .agentfs/ID.db in it). */
   cwd?: string;
@@ -35,15 +43,15 @@ export interface StdioOptions {
 }
 
 export class StdioTransport implements Transport {
-  private readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  private readonly link: Link;
   private readonly pending = new Map<number, Pending>();
   private readonly methods = new Map<string, Buffer>();
   /** What this process serves to the engine (HostService), by procedure. */
   private readonly served = new Map<string, (payload: Uint8Array) => Promise<Uint8Array>>();
   private nextId = HELLO_ID + 1;
-  private corked = false;
   private referenced = true;
-  private stderrTail = "";
+  /** Calls in flight that may call back into this process (sandbox scripts). */
+  private callbacksPossible = 0;
   private failure: AgentFSError | undefined;
   private exited: Promise<void>;
   private closing: Promise<void> | undefined;
@@ -52,39 +60,26 @@ export class StdioTransport implements Transport {
   engineVersion = "";
 
   private constructor(opts: StdioOptions) {
-    this.child = spawn(opts.engine, ["serve", "--stdio"], {
-      stdio: ["pipe", "pipe", "pipe"],
-      cwd: opts.cwd,
-      env: opts.env ? { ...process.env, ...opts.env } : process.env,
-      windowsHide: true,
-    });
     const reader = new FrameReader((f) => this.onFrame(f));
-    this.child.stdout.on("data", (chunk: Buffer) => {
-      try {
-        reader.push(chunk);
-      } catch (e) {
-        this.fail(kindError("INTERNAL", `protocol error from the agentfs engine: ${(e as Error).message}`));
-        this.child.kill("SIGKILL");
-      }
-    });
-    this.child.stderr.setEncoding("utf8");
-    this.child.stderr.on("data", (s: string) => {
-      this.stderrTail = (this.stderrTail + s).slice(-STDERR_KEEP);
-    });
-    // A dead engine makes writes fail with EPIPE; the exit handler reports it.
-    this.child.stdin.on("error", () => {});
-    this.exited = new Promise((resolve) => {
-      this.child.on("error", (e) => {
-        this.fail(kindError("UNAVAILABLE", `cannot start the agentfs engine ${opts.engine}: ${e.message}`));
-        resolve();
-      });
-      this.child.on("close", (code, signal) => {
-        const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
-        const tail = this.stderrTail.trim();
-        this.fail(kindError("UNAVAILABLE", `the agentfs engine ${how}` + (tail ? `; its last output: ${tail}` : "")));
-        resolve();
-      });
-    });
+    let exited!: () => void;
+    this.exited = new Promise((resolve) => (exited = resolve));
+    const events = {
+      onData: (chunk: Buffer) => {
+        try {
+          reader.push(chunk);
+        } catch (e) {
+          this.fail(kindError("INTERNAL", `protocol error from the agentfs engine: ${(e as Error).message}`));
+          this.link.kill("SIGKILL");
+        }
+      },
+      onExit: (err: AgentFSError) => {
+        this.fail(err);
+        exited();
+      },
+    };
+    if (opts.addon) this.link = new LocalLink(opts.addon, events);
+    else if (opts.engine) this.link = new ChildLink(opts.engine, events, opts.cwd, opts.env);
+    else throw kindError("INVALID_ARGUMENT", "StdioTransport needs an engine binary or an addon");
   }
 
   /** start spawns the engine and completes the handshake. */
@@ -99,11 +94,11 @@ export class StdioTransport implements Transport {
     );
     const welcome = new Promise<Uint8Array>((resolve, reject) => t.pending.set(HELLO_ID, { resolve, reject }));
     t.ref();
-    t.child.stdin.write(encodeFrame(hello));
+    t.link.write([encodeFrame(hello)]);
     try {
       await welcome;
     } catch (e) {
-      t.child.kill("SIGKILL");
+      t.link.kill("SIGKILL");
       throw e;
     } finally {
       t.idle();
@@ -129,6 +124,10 @@ export class StdioTransport implements Transport {
       method = Buffer.from(procedure);
       this.methods.set(procedure, method);
     }
+    if (this.link.callSync && !signal && this.callbacksPossible === 0 && SYNC_SERVICES.some((s) => procedure.startsWith(s))) {
+      const n = partsLength(payload);
+      if (n <= SYNC_MAX_REQUEST) return this.callSync(method, payload.length === 1 ? payload[0] : Buffer.concat(payload, n));
+    }
     const id = this.nextId++;
     if (this.nextId > 0x7fffffff) this.nextId = HELLO_ID + 1;
     let bufs: Uint8Array[];
@@ -137,9 +136,12 @@ export class StdioTransport implements Transport {
     } catch (e) {
       return Promise.reject(e);
     }
-    const p = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const callback = procedure.startsWith("/agentfs.v1.SandboxService/");
+    if (callback) this.callbacksPossible++;
+    let p = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    if (callback) p = p.finally(() => this.callbacksPossible--);
     if (this.pending.size === 1) this.ref();
-    this.write(bufs);
+    this.link.write(bufs);
     if (!signal) return p;
     // Aborted: stop waiting at once and ask the engine to cancel the call
     // (spec/PROTOCOL.md, Cancellation); its late answer is dropped.
@@ -169,19 +171,17 @@ export class StdioTransport implements Transport {
     return p.then(() => undefined);
   }
 
-  // Frames written in the same tick go out together: the first write corks
-  // the pipe and the uncork runs once the current code yields.
-  private write(bufs: Uint8Array[]): void {
-    const stdin = this.child.stdin;
-    if (!this.corked) {
-      this.corked = true;
-      stdin.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        stdin.uncork();
-      });
+  /** callSync runs a call on this thread (in-process engine only). */
+  private callSync(method: Uint8Array, payload: Uint8Array): Promise<Uint8Array> {
+    let r;
+    try {
+      r = decodeResultBody(0, this.link.callSync!(method, payload));
+    } catch (e) {
+      return Promise.reject(e);
     }
-    for (const b of bufs) stdin.write(b);
+    if (!r) return Promise.reject(kindError("INTERNAL", "protocol error from the agentfs engine: a result that does not decode"));
+    if (r.error) return Promise.reject(fromProto(r.error));
+    return Promise.resolve(r.payload ?? new Uint8Array(0));
   }
 
   private onFrame(frame: Buffer): void {
@@ -247,23 +247,21 @@ export class StdioTransport implements Transport {
   }
 
   private sendFrame(init: MessageInitShape<typeof FrameSchema>): void {
-    this.write([encodeFrame(toBinary(FrameSchema, create(FrameSchema, init)))]);
+    this.link.write([encodeFrame(toBinary(FrameSchema, create(FrameSchema, init)))]);
   }
 
-  // While calls are pending the pipes keep Node alive; when none are, an
+  // While calls are pending the link keeps Node alive; when none are, an
   // idle engine must not.
   private ref(): void {
     if (this.referenced) return;
     this.referenced = true;
-    this.child.ref();
-    (this.child.stdout as unknown as { ref?(): void }).ref?.();
+    this.link.keepAlive(true);
   }
 
   private idle(): void {
     if (!this.referenced || this.pending.size > 0) return;
     this.referenced = false;
-    this.child.unref();
-    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr] as unknown as { unref?(): void }[]) s.unref?.();
+    this.link.keepAlive(false);
   }
 
   private fail(err: AgentFSError): void {
@@ -288,8 +286,8 @@ export class StdioTransport implements Transport {
       const done = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
       this.ref();
       this.sendFrame({ id: BigInt(id), body: { case: "shutdown", value: {} } });
-      this.child.stdin.end();
-      const timer = setTimeout(() => this.child.kill("SIGKILL"), timeoutMs);
+      this.link.end();
+      const timer = setTimeout(() => this.link.kill("SIGKILL"), timeoutMs);
       try {
         await Promise.race([done, this.exited]);
       } catch {
@@ -298,7 +296,7 @@ export class StdioTransport implements Transport {
       await this.exited;
       clearTimeout(timer);
     } else {
-      this.child.stdin.destroy();
+      this.link.end();
       await this.exited;
     }
     this.failure = kindError("UNAVAILABLE", "the agent is closed");
@@ -315,11 +313,16 @@ export class StdioTransport implements Transport {
 
   /** kill stops the engine at once (tests use it to simulate a crash). */
   kill(signal: NodeJS.Signals = "SIGKILL"): void {
-    this.child.kill(signal);
+    this.link.kill(signal);
   }
 
-  /** The engine's process id. */
+  /** The engine's process id (undefined when the engine runs in this process). */
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.link.pid;
+  }
+
+  /** Whether the engine runs inside this process (the addon) rather than as a child. */
+  get inProcess(): boolean {
+    return this.link.callSync !== undefined;
   }
 }

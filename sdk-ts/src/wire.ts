@@ -137,8 +137,13 @@ export function decodeResult(buf: Uint8Array): ResultFrame | undefined {
     }
   }
   if (result === undefined) return undefined;
+  return decodeResultBody(id, result);
+}
+
+/** decodeResultBody reads a serialized agentfs.v1.Result (undefined if it is not one). */
+export function decodeResultBody(id: number, result: Uint8Array): ResultFrame | undefined {
   const out: ResultFrame = { id };
-  pos = 0;
+  let pos = 0;
   while (pos < result.length) {
     const tag = result[pos++];
     let len: number;

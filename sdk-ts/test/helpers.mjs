@@ -1,5 +1,6 @@
 // Shared helpers of the tests: the engine under test (AGENTFS_BIN, else the
-// checkout's bin/agentfs built by `go tool task build`), temp directories
+// checkout's bin/agentfs built by `go tool task build`; AGENTFS_ADDON, else
+// bin/agentfs.node, for the in-process transport), temp directories
 // and a real `agentfs serve http` on a free loopback port.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +13,10 @@ export const ROOT = dirname(PKG);
 export const ENGINE = process.env.AGENTFS_BIN || join(ROOT, "bin", "agentfs");
 if (!existsSync(ENGINE)) throw new Error(`no engine at ${ENGINE}: run \`go tool task build\` or set AGENTFS_BIN`);
 process.env.AGENTFS_BIN = ENGINE;
+// The engine as a Node addon (transport "inprocess"), built by `go tool task build`.
+export const ADDON = process.env.AGENTFS_ADDON || join(ROOT, "bin", "agentfs.node");
+if (!existsSync(ADDON)) throw new Error(`no engine addon at ${ADDON}: run \`go tool task build\` or set AGENTFS_ADDON`);
+process.env.AGENTFS_ADDON = ADDON;
 
 export function tempDir(t) {
   const d = mkdtempSync(join(tmpdir(), "agentfs-sdk-ts-"));

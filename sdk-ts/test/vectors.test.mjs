@@ -81,16 +81,18 @@ async function runVector(a, file, v) {
   }
 }
 
-test("vectors over stdio", async (t) => {
-  for (const [file, v] of vectors) {
-    const a = await AgentFS.open({ path: join(tempDir(t), "v.db") });
-    try {
-      await runVector(a, file, v);
-    } finally {
-      await a.close();
+for (const transport of ["process", "inprocess"]) {
+  test(`vectors over stdio (${transport})`, async (t) => {
+    for (const [file, v] of vectors) {
+      const a = await AgentFS.open({ transport, path: join(tempDir(t), "v.db") });
+      try {
+        await runVector(a, file, v);
+      } finally {
+        await a.close();
+      }
     }
-  }
-});
+  });
+}
 
 test("vectors over http", async (t) => {
   const url = await serveHttp(t, { data: tempDir(t) });

@@ -21,8 +21,8 @@ import (
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
-// Version is set at build time with -ldflags "-X .../cmd.Version=...".
-var Version = "0.1.0-dev"
+// Version is the engine's version (core.Version).
+var Version = core.Version
 
 // Main runs the CLI and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

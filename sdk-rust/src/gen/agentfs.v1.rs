@@ -1024,6 +1024,11 @@ pub struct OpenOptions {
     /// "normal" (default) or "full" (fsync each commit).
     #[prost(string, tag="6")]
     pub durability: ::prost::alloc::string::String,
+    /// The directory an id and a relative path resolve in (default: the
+    /// engine's working directory). A client that loads the engine into its
+    /// own process sets it instead of starting a process in that directory.
+    #[prost(string, tag="7")]
+    pub dir: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Hello {

@@ -226,7 +226,11 @@ type OpenOptions struct {
 	ReadOnly  bool  `protobuf:"varint,4,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
 	ChunkSize int64 `protobuf:"varint,5,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
 	// "normal" (default) or "full" (fsync each commit).
-	Durability    string `protobuf:"bytes,6,opt,name=durability,proto3" json:"durability,omitempty"`
+	Durability string `protobuf:"bytes,6,opt,name=durability,proto3" json:"durability,omitempty"`
+	// The directory an id and a relative path resolve in (default: the
+	// engine's working directory). A client that loads the engine into its
+	// own process sets it instead of starting a process in that directory.
+	Dir           string `protobuf:"bytes,7,opt,name=dir,proto3" json:"dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -299,6 +303,13 @@ func (x *OpenOptions) GetChunkSize() int64 {
 func (x *OpenOptions) GetDurability() string {
 	if x != nil {
 		return x.Durability
+	}
+	return ""
+}
+
+func (x *OpenOptions) GetDir() string {
+	if x != nil {
+		return x.Dir
 	}
 	return ""
 }
@@ -701,7 +712,7 @@ const file_agentfs_v1_protocol_proto_rawDesc = "" +
 	"\x04ping\x18\a \x01(\v2\x10.agentfs.v1.PingH\x00R\x04ping\x12&\n" +
 	"\x04pong\x18\b \x01(\v2\x10.agentfs.v1.PongH\x00R\x04pong\x122\n" +
 	"\bshutdown\x18\t \x01(\v2\x14.agentfs.v1.ShutdownH\x00R\bshutdownB\x06\n" +
-	"\x04body\"\xaa\x01\n" +
+	"\x04body\"\xbc\x01\n" +
 	"\vOpenOptions\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1b\n" +
@@ -711,7 +722,8 @@ const file_agentfs_v1_protocol_proto_rawDesc = "" +
 	"chunk_size\x18\x05 \x01(\x03R\tchunkSize\x12\x1e\n" +
 	"\n" +
 	"durability\x18\x06 \x01(\tR\n" +
-	"durability\"\x9a\x01\n" +
+	"durability\x12\x10\n" +
+	"\x03dir\x18\a \x01(\tR\x03dir\"\x9a\x01\n" +
 	"\x05Hello\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x12+\n" +

@@ -30,20 +30,22 @@ class Frame(_message.Message):
     def __init__(self, id: _Optional[int] = ..., hello: _Optional[_Union[Hello, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., call: _Optional[_Union[Call, _Mapping]] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., cancel: _Optional[_Union[Cancel, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ...) -> None: ...
 
 class OpenOptions(_message.Message):
-    __slots__ = ("id", "path", "no_create", "read_only", "chunk_size", "durability")
+    __slots__ = ("id", "path", "no_create", "read_only", "chunk_size", "durability", "dir")
     ID_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     NO_CREATE_FIELD_NUMBER: _ClassVar[int]
     READ_ONLY_FIELD_NUMBER: _ClassVar[int]
     CHUNK_SIZE_FIELD_NUMBER: _ClassVar[int]
     DURABILITY_FIELD_NUMBER: _ClassVar[int]
+    DIR_FIELD_NUMBER: _ClassVar[int]
     id: str
     path: str
     no_create: bool
     read_only: bool
     chunk_size: int
     durability: str
-    def __init__(self, id: _Optional[str] = ..., path: _Optional[str] = ..., no_create: _Optional[bool] = ..., read_only: _Optional[bool] = ..., chunk_size: _Optional[int] = ..., durability: _Optional[str] = ...) -> None: ...
+    dir: str
+    def __init__(self, id: _Optional[str] = ..., path: _Optional[str] = ..., no_create: _Optional[bool] = ..., read_only: _Optional[bool] = ..., chunk_size: _Optional[int] = ..., durability: _Optional[str] = ..., dir: _Optional[str] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("protocol_version", "client", "open", "heartbeat_ms")

@@ -1,0 +1,159 @@
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
+	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1connect"
+	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1rpc"
+)
+
+// localWriter feeds the client's bytes to a Local engine.
+type localWriter struct{ l *Local }
+
+func (w localWriter) Write(p []byte) (int, error) { w.l.Write(p); return len(p), nil }
+func (w localWriter) Close() error                { w.l.CloseWrite(); return nil }
+
+// startLocal is startEngine over rpc.Local: the frames travel through
+// memory, and the returned syncCaller makes calls with CallSync.
+func startLocal(t *testing.T, hello *v1.Hello) (*testClient, syncCaller, *v1.Frame) {
+	t.Helper()
+	outR, outW := io.Pipe()
+	l := ServeLocal(context.Background(), "test", io.Discard, func(p []byte) {
+		outW.Write(p) // the pipe hands the bytes over before returning
+	})
+	c := &testClient{t: t, w: localWriter{l}, r: bufio.NewReader(outR), wait: map[uint64]chan *v1.Frame{}, done: make(chan error, 1)}
+	go func() {
+		err := l.Wait()
+		outW.Close()
+		c.done <- err
+	}()
+	c.write(&v1.Frame{Id: 1, Body: &v1.Frame_Hello{Hello: hello}})
+	first, err := c.read()
+	if err != nil {
+		t.Fatalf("handshake: %v", err)
+	}
+	if first.GetWelcome() == nil {
+		t.Fatalf("handshake refused: %v", first)
+	}
+	go c.readLoop()
+	t.Cleanup(func() { c.w.Close(); <-c.done })
+	return c, syncCaller{l}, first
+}
+
+// syncCaller implements agentfsv1rpc.Caller with Local.CallSync.
+type syncCaller struct{ l *Local }
+
+func (s syncCaller) Call(_ context.Context, method string, req, resp proto.Message) error {
+	payload, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	head, data := s.l.CallSync(method, payload)
+	var res v1.Result
+	if err := proto.Unmarshal(append(head, data...), &res); err != nil {
+		return err
+	}
+	if res.Error != nil {
+		return FromProto(res.Error)
+	}
+	return proto.Unmarshal(res.Payload, resp)
+}
+
+func TestLocalSyncCallsAndFramesShareTheAgent(t *testing.T) {
+	c, sc, _ := startLocal(t, tempHello(t))
+	ctx := context.Background()
+	viaSync := agentfsv1rpc.NewFilesystemServiceClient(sc)
+	viaFrames := agentfsv1rpc.NewFilesystemServiceClient(c)
+
+	if _, err := viaSync.WriteFile(ctx, &v1.WriteFileRequest{Path: "/d/a.txt", Data: []byte("hello"), CreateParents: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := viaFrames.ReadFile(ctx, &v1.ReadFileRequest{Path: "/d/a.txt"})
+	if err != nil || string(got.Data) != "hello" {
+		t.Fatalf("frames read what the sync call wrote: %q %v", got.GetData(), err)
+	}
+	// File data larger than the inline limit comes back as head + data.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 20000)
+	if _, err := viaFrames.WriteFile(ctx, &v1.WriteFileRequest{Path: "/big", Data: big}); err != nil {
+		t.Fatal(err)
+	}
+	head, data := sc.l.CallSync(agentfsv1connect.FilesystemServiceReadFileProcedure, mustMarshal(t, &v1.ReadFileRequest{Path: "/big"}))
+	if len(data) != len(big) || len(head) > 16 {
+		t.Fatalf("ReadFile of %d bytes: head %d bytes, data %d bytes", len(big), len(head), len(data))
+	}
+	rf, err := viaSync.ReadFile(ctx, &v1.ReadFileRequest{Path: "/big"})
+	if err != nil || !bytes.Equal(rf.Data, big) {
+		t.Fatalf("sync ReadFile of the big file: %d bytes, %v", len(rf.GetData()), err)
+	}
+	// Errors keep their errno, operation and path.
+	_, err = viaSync.Stat(ctx, &v1.StatRequest{Path: "/nope"})
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) || pe.Path != "/nope" {
+		t.Fatalf("Stat(/nope): %#v", err)
+	}
+	// A request that does not decode is an error, not a crash.
+	head, _ = sc.l.CallSync(agentfsv1connect.FilesystemServiceStatProcedure, []byte{0xff, 0xff, 0xff})
+	var res v1.Result
+	if err := proto.Unmarshal(head, &res); err != nil || res.GetError().GetKind() != v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT {
+		t.Fatalf("undecodable request: %v %v", res.GetError(), err)
+	}
+	head, _ = sc.l.CallSync("/agentfs.v1.Nope/Nope", nil)
+	if err := proto.Unmarshal(head, &res); err != nil || res.GetError().GetKind() != v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED {
+		t.Fatalf("unknown method: %v %v", res.GetError(), err)
+	}
+
+	// After the client ends the connection, sync calls fail cleanly.
+	c.w.Close()
+	<-c.done
+	c.done <- nil // for the cleanup
+	_, err = viaSync.Stat(ctx, &v1.StatRequest{Path: "/"})
+	if err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("Stat after the end: %v", err)
+	}
+}
+
+// A sandbox script runs through frames; its binding is answered by the
+// client and, while the script waits, the client calls the agent
+// synchronously.
+func TestLocalExecBindingCallsBackIntoTheAgent(t *testing.T) {
+	c, sc, _ := startLocal(t, tempHello(t))
+	ctx := context.Background()
+	viaSync := agentfsv1rpc.NewFilesystemServiceClient(sc)
+	if _, err := viaSync.WriteFile(ctx, &v1.WriteFileRequest{Path: "/name", Data: []byte("ada")}); err != nil {
+		t.Fatal(err)
+	}
+	c.host = func(method string, payload []byte) *v1.Result {
+		got, err := viaSync.ReadFile(ctx, &v1.ReadFileRequest{Path: "/name"})
+		if err != nil {
+			return &v1.Result{Error: ToProto(err)}
+		}
+		out, _ := proto.Marshal(&v1.CallBindingResponse{ResultJson: `{"name":"` + string(got.Data) + `"}`})
+		return &v1.Result{Payload: out}
+	}
+	res, err := agentfsv1rpc.NewSandboxServiceClient(c).Exec(ctx, &v1.ExecRequest{
+		Script:   "who > /out.json; cat /out.json",
+		Bindings: []*v1.BindingSpec{{Name: "who"}},
+	})
+	if err != nil || res.ExitCode != 0 || !strings.Contains(string(res.Stdout), `"name":"ada"`) {
+		t.Fatalf("exec: %v %v", res, err)
+	}
+}
+
+func mustMarshal(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,7 +1,9 @@
 // Markdown comparison of workloads.mjs runs: Turso's agentfs-sdk 0.6.4
-// (--ref FILE) and this project's TypeScript SDK (--ts FILE), with the
-// targets of issue 4, plus the stdio round trip (--rtt FILE from
-// sdk-ts-rtt.mjs). Each FILE is raw output: "JSON {...}" lines (medians
+// (--ref FILE) and this project's TypeScript SDK with its default
+// transport, the engine in the Node process (--ts FILE), and optionally
+// with the engine as a child process over stdio (--tsproc FILE), with the
+// targets of issue 4 (judged on --ts), plus the round trip of an empty
+// call (--rtt and --rttproc FILEs from sdk-ts-rtt.mjs). Each FILE is raw output: "JSON {...}" lines (medians
 // over several) and /usr/bin/time -v's "Maximum resident set size".
 import fs from "node:fs";
 
@@ -21,7 +23,7 @@ function load(file) {
   const peaks = [...txt.matchAll(/Maximum resident set size \(kbytes\): (\d+)/g)].map((m) => Number(m[1]));
   return { runs, peaks };
 }
-const ref = load(args.ref), ts = load(args.ts);
+const ref = load(args.ref), ts = load(args.ts), tsproc = load(args.tsproc);
 const op = (side, k, f) => side && median(side.runs.map((r) => r.ops[k]?.[f]));
 const targets = {
   "a.writeFile 1KiB": 5, "b.readFile 1KiB random": 5, "c.stat random": 3, "d.writeFile 64MiB": 20,
@@ -37,16 +39,25 @@ function cell(side, k) {
 }
 const out = [];
 const envOf = (s) => s?.runs[0].env;
-out.push(`- reference: ${ref ? "agentfs-sdk 0.6.4 (" + envOf(ref).sdk + ")" : "-"}; ours: ${ts ? envOf(ts).sdk + " over stdio to the bundled engine" : "-"}`);
-out.push(`- node ${envOf(ts ?? ref).node}, cpu ${envOf(ts ?? ref).cpu}; runs per side: ref ${ref?.runs.length ?? 0}, ts ${ts?.runs.length ?? 0} (medians if more than one)`);
+out.push(`- reference: ${ref ? "agentfs-sdk 0.6.4 (" + envOf(ref).sdk + ")" : "-"}; ours: ${ts ? envOf(ts).sdk + " with the bundled engine in the Node process (default transport)" : "-"}${tsproc ? "; stdio: the same package with AGENTFS_TRANSPORT=process (the bundled engine as a child process)" : ""}`);
+out.push(`- node ${envOf(ts ?? ref).node}, cpu ${envOf(ts ?? ref).cpu}; runs per side: ref ${ref?.runs.length ?? 0}, ts ${ts?.runs.length ?? 0}, stdio ${tsproc?.runs.length ?? 0} (medians if more than one)`);
 out.push("- ratio: how many times faster the TypeScript SDK is (throughput, or time per call)", "");
-out.push("| workload | agentfs-sdk 0.6.4 | agentfs-sdk (this, stdio) | ratio | target | p50 ref / ours (ms) |", "|---|---:|---:|---:|---:|---:|");
+const ratioOf = (side, k) => {
+  const r = op(ref, k, "ops_s"), o = op(side, k, "ops_s");
+  return r && o ? o / r : undefined;
+};
+const fmtRatio = (x) => (x === undefined ? "-" : num(x, x < 10 ? 2 : 1) + "x");
+out.push(
+  `| workload | agentfs-sdk 0.6.4 | this, in process | ratio | target | ${tsproc ? "this, stdio | ratio | " : ""}p50 ref / in process${tsproc ? " / stdio" : ""} (ms) |`,
+  `|---|---:|---:|---:|---:|${tsproc ? "---:|---:|" : ""}---:|`,
+);
 for (const k of Object.keys((ts ?? ref).runs[0].ops)) {
-  const r = op(ref, k, "ops_s"), o = op(ts, k, "ops_s");
-  const ratio = r && o ? o / r : undefined;
+  const ratio = ratioOf(ts, k);
   const tgt = targets[k];
   const ok = tgt && ratio !== undefined ? (ratio >= tgt ? " ✓" : " ✗") : "";
-  out.push(`| ${k} | ${cell(ref, k)} | ${cell(ts, k)} | ${ratio === undefined ? "-" : num(ratio, ratio < 10 ? 2 : 1) + "x"} | ${tgt ? "≥ " + tgt + "x" + ok : ""} | ${num(op(ref, k, "p50_ms"), 3)} / ${num(op(ts, k, "p50_ms"), 3)} |`);
+  const proc = tsproc ? `${cell(tsproc, k)} | ${fmtRatio(ratioOf(tsproc, k))} | ` : "";
+  const p50 = [ref, ts, ...(tsproc ? [tsproc] : [])].map((s) => num(op(s, k, "p50_ms"), 3)).join(" / ");
+  out.push(`| ${k} | ${cell(ref, k)} | ${cell(ts, k)} | ${fmtRatio(ratio)} | ${tgt ? "≥ " + tgt + "x" + ok : ""} | ${proc}${p50} |`);
 }
 const cold = (s) => s && s.runs.flatMap((r) => r.cold);
 const coldCell = (s) => {
@@ -57,25 +68,28 @@ const coldCell = (s) => {
 };
 const cts = cold(ts);
 const coldMed = cts?.length ? median(cts.map((x) => x.spawn_to_write_ms)) : undefined;
-out.push(`| cold start: node process start to first writeFile done | ${coldCell(ref)} | ${coldCell(ts)} | | ≤ 60 ms${coldMed === undefined ? "" : coldMed <= 60 ? " ✓" : " ✗"} | |`);
+out.push(`| cold start: node process start to first writeFile done | ${coldCell(ref)} | ${coldCell(ts)} | | ≤ 60 ms${coldMed === undefined ? "" : coldMed <= 60 ? " ✓" : " ✗"} | ${tsproc ? coldCell(tsproc) + " | | " : ""}|`);
 const peak = (s) => (s?.peaks.length ? median(s.peaks) / 1024 : undefined);
+const mib = (x) => (x === undefined ? "-" : num(x, 0) + " MiB");
 const pk = peak(ts);
-out.push(`| peak RSS of the whole run (/usr/bin/time -v) | ${peak(ref) === undefined ? "-" : num(peak(ref), 0) + " MiB"} | ${pk === undefined ? "-" : num(pk, 0) + " MiB"} | | ≤ 150 MiB${pk === undefined ? "" : pk <= 150 ? " ✓" : " ✗"} | |`);
+out.push(`| peak RSS of the whole run (/usr/bin/time -v) | ${mib(peak(ref))} | ${mib(pk)} | | ≤ 150 MiB${pk === undefined ? "" : pk <= 150 ? " ✓" : " ✗"} | ${tsproc ? mib(peak(tsproc)) + " | | " : ""}|`);
 if (ts) {
-  out.push("", "In-process peak RSS of the node process after each phase (MiB; the engine child is not included):", "");
+  out.push("", "Peak RSS of the node process after each phase (MiB; in process it includes the engine; a child engine is not included):", "");
   out.push("| phase | " + Object.keys(ts.runs[0].rss_kb).join(" | ") + " |", "|---|" + Object.keys(ts.runs[0].rss_kb).map(() => "---:").join("|") + "|");
-  for (const [name, s] of [["agentfs-sdk 0.6.4", ref], ["agentfs-sdk (this)", ts]]) {
+  for (const [name, s] of [["agentfs-sdk 0.6.4", ref], ["this, in process", ts], ["this, stdio", tsproc]]) {
     if (s) out.push(`| ${name} | ` + Object.keys(ts.runs[0].rss_kb).map((k) => num(median(s.runs.map((r) => r.rss_kb[k])) / 1024, 0)).join(" | ") + " |");
   }
 }
-if (args.rtt) {
-  const line = fs.readFileSync(args.rtt, "utf8").split("\n").find((l) => l.startsWith("RTT "));
-  if (line) {
-    const r = JSON.parse(line.slice(4));
-    out.push("", "stdio round trip (µs; sequential, one call at a time; target p50 ≤ 50 µs):", "", "| call | p50 | p90 | p99 |", "|---|---:|---:|---:|");
-    for (const [k, label] of [["ping", "Ping frame (transport only)"], ["access_root", "FilesystemService/Access \"/\" (empty call)"], ["info", "AgentService/Info"]]) {
-      if (r[k]) out.push(`| ${label} | ${r[k].p50_us} | ${r[k].p90_us} | ${r[k].p99_us} |`);
-    }
+const rttOf = (file) => {
+  if (!file) return undefined;
+  const line = fs.readFileSync(file, "utf8").split("\n").find((l) => l.startsWith("RTT "));
+  return line ? JSON.parse(line.slice(4)) : undefined;
+};
+const rtts = [["in process", rttOf(args.rtt)], ["stdio", rttOf(args.rttproc)]].filter(([, r]) => r);
+if (rtts.length) {
+  out.push("", "Round trip of a call (µs; sequential, one call at a time; target p50 ≤ 50 µs):", "", "| call | transport | p50 | p90 | p99 |", "|---|---|---:|---:|---:|");
+  for (const [k, label] of [["ping", "Ping frame (the frame path alone)"], ["access_root", "FilesystemService/Access \"/\" (empty call)"], ["info", "AgentService/Info (always a frame)"]]) {
+    for (const [tname, r] of rtts) if (r[k]) out.push(`| ${label} | ${tname} | ${r[k].p50_us} | ${r[k].p90_us} | ${r[k].p99_us} |`);
   }
 }
 console.log(out.join("\n"));

@@ -1,4 +1,5 @@
-// The stdio round trip of the TypeScript SDK (run by bench/sdk-ts.sh from a
+// The round trip of a call from the TypeScript SDK, over the transport that
+// AGENTFS_TRANSPORT selects (run by bench/sdk-ts.sh from a
 // project where agentfs-sdk is installed): a Ping frame (the transport
 // alone: the engine answers it in its read loop) and the cheapest calls
 // (AccessRequest on "/", InfoRequest: a dispatched call that touches

@@ -3,21 +3,23 @@
 # packages installed side by side in a scratch project (ours from `npm pack`
 # of sdk-ts, with its bundled engine; Turso's as the npm alias
 # turso-agentfs, as tests/compat does), then shared/bench/workloads.mjs,
-# unchanged, on each under /usr/bin/time -v, then the stdio round trip of
-# an empty call, then a Markdown table (bench/compare-ts.mjs).
+# unchanged, on each under /usr/bin/time -v (ours twice: with its default
+# transport, the engine loaded into the Node process, and with transport
+# "process", the engine as a child over stdio), then the round trip of an
+# empty call both ways, then a Markdown table (bench/compare-ts.mjs).
 #
 #   ./bench/sdk-ts.sh                                            full size
 #   N_FILES=1000 N_KV=1000 N_TOOLS=1000 BIG_MIB=8 COLD_RUNS=2 WARM=100 ./bench/sdk-ts.sh
 #
 # Env: WORKLOADS (../shared/bench/workloads.mjs from the repository root),
-# RESULTS (bench/results), SIDES ("ref ts"), and the knobs of workloads.mjs.
+# RESULTS (bench/results), SIDES ("ref ts tsproc"), and the knobs of workloads.mjs.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 WORKLOADS=${WORKLOADS:-$ROOT/../shared/bench/workloads.mjs}
 RESULTS=${RESULTS:-$ROOT/bench/results}
-SIDES=${SIDES:-ref ts}
+SIDES=${SIDES:-ref ts tsproc}
 TS=$(date +%Y%m%d-%H%M%S)
 PROJ=$ROOT/bench/tmp/sdk-ts-project
 mkdir -p "$RESULTS" "$PROJ"
@@ -36,31 +38,36 @@ JSON
 # No lockfile: a lockfile of an earlier run pins the earlier tarball.
 (cd "$PROJ" && rm -rf node_modules/agentfs-sdk package-lock.json && npm install --no-audit --no-fund --silent)
 cmp sdk-ts/bin/linux-x64/agentfs "$PROJ/node_modules/agentfs-sdk/bin/linux-x64/agentfs"
+cmp sdk-ts/bin/linux-x64/agentfs.node "$PROJ/node_modules/agentfs-sdk/bin/linux-x64/agentfs.node"
 cmp sdk-ts/dist/index.js "$PROJ/node_modules/agentfs-sdk/dist/index.js"
 # workloads.mjs resolves SDK from its own directory: a byte-identical copy
 # beside node_modules.
 cp "$WORKLOADS" "$PROJ/workloads.mjs"
 cmp "$WORKLOADS" "$PROJ/workloads.mjs"
-unset AGENTFS_BIN # our side must use the engine bundled in the package
+unset AGENTFS_BIN AGENTFS_ADDON AGENTFS_TRANSPORT # our side must use the engine bundled in the package
 
 files=()
 for side in $SIDES; do
+	transport=
 	case $side in
 	ref) sdk=turso-agentfs ;;
 	ts) sdk=agentfs-sdk ;;
+	tsproc) sdk=agentfs-sdk transport=process ;;
 	*) echo "unknown side $side" >&2; exit 1 ;;
 	esac
 	out=$RESULTS/$TS-sdk-$side.txt
-	say "$side: SDK=$sdk node workloads.mjs"
-	(cd "$PROJ" && SDK=$sdk BENCH_DIR=$ROOT/bench/tmp/$TS-$side "${TIME[@]}" node workloads.mjs) 2>&1 | tee "$out"
+	say "$side: SDK=$sdk ${transport:+AGENTFS_TRANSPORT=$transport }node workloads.mjs"
+	(cd "$PROJ" && env SDK=$sdk ${transport:+AGENTFS_TRANSPORT=$transport} BENCH_DIR=$ROOT/bench/tmp/$TS-$side "${TIME[@]}" node workloads.mjs) 2>&1 | tee "$out"
 	files+=(--"$side" "$out")
 done
 
-say "stdio round trip of an empty call"
+say "round trip of an empty call, in process and over stdio"
 RTT=$RESULTS/$TS-sdk-ts-rtt.txt
+RTTPROC=$RESULTS/$TS-sdk-tsproc-rtt.txt
 cp bench/sdk-ts-rtt.mjs "$PROJ/rtt.mjs"
 (cd "$PROJ" && node rtt.mjs) | tee "$RTT"
+(cd "$PROJ" && AGENTFS_TRANSPORT=process node rtt.mjs) | tee "$RTTPROC"
 
 say "comparison"
-node bench/compare-ts.mjs "${files[@]}" --rtt "$RTT" | tee "$RESULTS/$TS-sdk-ts-table.md"
+node bench/compare-ts.mjs "${files[@]}" --rtt "$RTT" --rttproc "$RTTPROC" | tee "$RESULTS/$TS-sdk-ts-table.md"
 echo "raw outputs: $RESULTS/$TS-sdk-*.txt; table: $RESULTS/$TS-sdk-ts-table.md" >&2

@@ -59,7 +59,7 @@ func (s *Store) SetJSON(ctx context.Context, key string, value []byte) error {
 		return err
 	}
 	now := time.Now().Unix()
-	return s.db.Write(ctx, func(c *store.Conn) error {
+	return s.db.WriteOne(ctx, func(c *store.Conn) error {
 		_, err := c.Exec(`INSERT INTO kv_store (key, value, created_at, updated_at) VALUES (CAST(? AS TEXT), ?, ?, ?)
 			ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, []byte(key), compact, now, now)
 		return err
@@ -100,7 +100,7 @@ func (s *Store) Get(ctx context.Context, key string, out any) error {
 // the key existed.
 func (s *Store) Delete(ctx context.Context, key string) (bool, error) {
 	var n int64
-	err := s.db.Write(ctx, func(c *store.Conn) error {
+	err := s.db.WriteOne(ctx, func(c *store.Conn) error {
 		r, err := c.Exec("DELETE FROM kv_store WHERE key = CAST(? AS TEXT)", []byte(key))
 		if err != nil {
 			return err

@@ -64,7 +64,7 @@ func (s *Service) ReadFile(ctx context.Context, r *v1.ReadFileRequest) (*v1.Read
 	if err != nil {
 		return nil, err
 	}
-	b, err := f.ReadFile(r.Path)
+	b, err := f.ReadFileInto(r.Path, allocatorFrom(ctx))
 	if err != nil {
 		return nil, fail(err, "open", r.Path)
 	}

@@ -3,13 +3,21 @@ package rpc
 import (
 	"context"
 	"io"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
+	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1connect"
 )
+
+// largeCall is the size of a request or response after which a Local
+// engine hands its memory back to the host process at once: Go would
+// keep a freed 64 MiB buffer for minutes, in Node's resident set.
+const largeCall = 8 << 20
 
 // Local is the stdio protocol without a process or a pipe, for a client
 // that loads the engine as a library (the Node.js addon of sdk-ts): the
@@ -22,10 +30,21 @@ import (
 // own thread, with no frame and no hand-off. The client uses it for short
 // calls, which then cost the engine's work plus about a microsecond.
 type Local struct {
-	c    *stdioConn
-	in   *byteQueue
-	done chan struct{}
-	err  error
+	c       *stdioConn
+	in      *byteQueue
+	done    chan struct{}
+	err     error
+	freeing atomic.Bool
+}
+
+// freeMemory returns the heap's free memory to the system, once at a time.
+func (l *Local) freeMemory() {
+	if l.freeing.CompareAndSwap(false, true) {
+		go func() {
+			debug.FreeOSMemory()
+			l.freeing.Store(false)
+		}()
+	}
 }
 
 // ServeLocal starts serving a client in this process. out receives the
@@ -38,6 +57,7 @@ func ServeLocal(ctx context.Context, version string, logw io.Writer, out func([]
 		out(p)
 		return len(p), nil
 	}), logw, version)
+	l.c.afterLarge = l.freeMemory
 	go func() {
 		l.err = l.c.serve(ctx)
 		close(l.done)
@@ -59,11 +79,32 @@ func (l *Local) Wait() error {
 	return l.err
 }
 
+type allocatorKey struct{}
+
+// allocatorFrom returns the caller's allocator for file data read in a
+// synchronous call (see CallSyncInto), or nil.
+func allocatorFrom(ctx context.Context) func(n int) []byte {
+	a, _ := ctx.Value(allocatorKey{}).(func(n int) []byte)
+	return a
+}
+
+// CallSyncInto is CallSync where file data read by the call (ReadFile)
+// goes straight into zeroed memory from alloc, the caller's own (the Node
+// addon allocates it in JavaScript's heap): when data is that memory,
+// nothing was copied.
+func (l *Local) CallSyncInto(method string, payload []byte, alloc func(n int) []byte) (head, data []byte) {
+	return l.callSync(method, payload, alloc)
+}
+
 // CallSync runs one call on the calling goroutine and returns the
 // serialized agentfs.v1.Result, as head followed by data (file data is
 // not copied into the head). It may only be called after the handshake
 // has been answered; it cannot be cancelled.
 func (l *Local) CallSync(method string, payload []byte) (head, data []byte) {
+	return l.callSync(method, payload, nil)
+}
+
+func (l *Local) callSync(method string, payload []byte, alloc func(n int) []byte) (head, data []byte) {
 	select {
 	case <-l.c.ready:
 	default:
@@ -77,13 +118,20 @@ func (l *Local) CallSync(method string, payload []byte) (head, data []byte) {
 		return errorResult(errorf(v1.ErrorKind_ERROR_KIND_UNAVAILABLE, "%s: the agent is closed", method)), nil
 	default:
 	}
-	resp, err := l.c.dispatch(l.c.ctx, method, payload)
+	ctx := l.c.ctx
+	if alloc != nil {
+		ctx = context.WithValue(ctx, allocatorKey{}, alloc)
+	}
+	resp, err := l.c.dispatch(ctx, method, payload)
 	if err != nil {
 		return errorResult(err), nil
 	}
 	prefix, body, err := responseParts(resp)
 	if err != nil {
 		return errorResult(err), nil
+	}
+	if len(body) >= largeCall {
+		defer l.freeMemory() // the caller copies body before the GC runs
 	}
 	// Result{payload: prefix+body}
 	head = protowire.AppendTag(make([]byte, 0, 16+len(prefix)), 1, protowire.BytesType)
@@ -93,6 +141,76 @@ func (l *Local) CallSync(method string, payload []byte) (head, data []byte) {
 		return append(head, body...), nil
 	}
 	return head, body
+}
+
+// Submit starts a call like a Call frame would, without the frame: the
+// answer comes back as a Result frame with this id, and a Cancel frame
+// with it cancels the call. data is the value of the request's file data
+// field for WriteFile and Pwrite, passed apart from the rest of the
+// request (head) so that the engine reads it where it lies, without a
+// copy: the caller must keep data unchanged and alive until the answer
+// arrives, even if it cancels the call. For other methods data, if any,
+// is appended to head (it must then be a field's complete encoding).
+func (l *Local) Submit(id uint64, method string, head, data []byte) {
+	head = append([]byte(nil), head...)
+	select {
+	case <-l.c.ready:
+	default:
+		// Only after the Welcome (which the client has read) can calls run.
+		l.c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(
+			errorf(v1.ErrorKind_ERROR_KIND_UNAVAILABLE, "%s: the engine has not answered the handshake yet", method))}}}))
+		return
+	}
+	select {
+	case <-l.done:
+		return // the client learns from the end of the connection
+	default:
+	}
+	ctx, cancel := l.c.register(l.c.ctx, id)
+	go func() {
+		defer l.c.wg.Done()
+		defer func() {
+			l.c.mu.Lock()
+			delete(l.c.inflight, id)
+			l.c.mu.Unlock()
+			cancel()
+		}()
+		l.c.answer(id, method, func() (proto.Message, error) {
+			return l.c.guard(ctx, method, func() (proto.Message, error) { return l.runWithData(ctx, method, head, data) })
+		})
+		if len(data) >= largeCall {
+			l.freeMemory()
+		}
+	}()
+}
+
+// runWithData runs a submitted call.
+func (l *Local) runWithData(ctx context.Context, method string, head, data []byte) (proto.Message, error) {
+	svc := l.c.svc
+	switch {
+	case len(data) == 0:
+	case method == agentfsv1connect.FilesystemServiceWriteFileProcedure:
+		req := new(v1.WriteFileRequest)
+		if err := proto.Unmarshal(head, req); err != nil {
+			return nil, err
+		}
+		req.Data = data
+		return svc.WriteFile(ctx, req)
+	case method == agentfsv1connect.FilesystemServicePwriteProcedure:
+		req := new(v1.PwriteRequest)
+		if err := proto.Unmarshal(head, req); err != nil {
+			return nil, err
+		}
+		req.Data = data
+		return svc.Pwrite(ctx, req)
+	default:
+		head = append(head, data...)
+	}
+	fn := l.c.methods[method]
+	if fn == nil {
+		return nil, errorf(v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED, "unknown method %q", method)
+	}
+	return fn(ctx, head)
 }
 
 func errorResult(err error) []byte {

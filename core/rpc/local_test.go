@@ -157,3 +157,57 @@ func mustMarshal(t *testing.T, m proto.Message) []byte {
 	}
 	return b
 }
+
+// Submit runs a call without a frame; WriteFile's data is read where it
+// lies, and the answer is a Result frame with the call's id.
+func TestLocalSubmitReadsDataInPlace(t *testing.T) {
+	c, sc, _ := startLocal(t, tempHello(t))
+	l := sc.l
+	big := bytes.Repeat([]byte("in place "), 1<<20) // 9 MiB: past largeCall too
+	head := mustMarshal(t, &v1.WriteFileRequest{Path: "/big"})
+	ch := make(chan *v1.Frame, 1)
+	c.mu.Lock()
+	c.wait[7001] = ch
+	c.mu.Unlock()
+	l.Submit(7001, agentfsv1connect.FilesystemServiceWriteFileProcedure, head, big)
+	if f := <-ch; f.GetResult().GetError() != nil {
+		t.Fatalf("WriteFile: %v", f.GetResult().GetError())
+	}
+	// Read back into memory from an allocator, as the addon does.
+	var allocated []byte
+	hd, data := l.CallSyncInto(agentfsv1connect.FilesystemServiceReadFileProcedure, mustMarshal(t, &v1.ReadFileRequest{Path: "/big"}),
+		func(n int) []byte { allocated = make([]byte, n); return allocated })
+	if !bytes.Equal(data, big) || &data[0] != &allocated[0] {
+		t.Fatalf("ReadFile into the allocator: %d bytes, same memory %v", len(data), len(data) > 0 && &data[0] == &allocated[0])
+	}
+	var res v1.Result
+	if err := proto.Unmarshal(append(hd, data...), &res); err != nil || res.Error != nil {
+		t.Fatalf("result: %v %v", res.Error, err)
+	}
+	// Pwrite through Submit, and a decode error for a bad head.
+	fsc := agentfsv1rpc.NewFilesystemServiceClient(sc)
+	h, err := fsc.Open(context.Background(), &v1.OpenRequest{Path: "/big", Flags: 2 /* O_RDWR */})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.wait[7002] = ch
+	c.mu.Unlock()
+	l.Submit(7002, agentfsv1connect.FilesystemServicePwriteProcedure, mustMarshal(t, &v1.PwriteRequest{Handle: h.Handle, Offset: 2}), bytes.Repeat([]byte("X"), 70000))
+	f := <-ch
+	var pw v1.PwriteResponse
+	if f.GetResult().GetError() != nil || proto.Unmarshal(f.GetResult().GetPayload(), &pw) != nil || pw.Written != 70000 {
+		t.Fatalf("Pwrite: %v", f)
+	}
+	got, err := fsc.ReadFile(context.Background(), &v1.ReadFileRequest{Path: "/big"})
+	if err != nil || string(got.Data[:4]) != "inXX" || got.Data[70002] != big[70002] {
+		t.Fatalf("after Pwrite: %q %v", got.GetData()[:8], err)
+	}
+	c.mu.Lock()
+	c.wait[7003] = ch
+	c.mu.Unlock()
+	l.Submit(7003, agentfsv1connect.FilesystemServiceWriteFileProcedure, []byte{0xff, 0xff}, big)
+	if f := <-ch; f.GetResult().GetError().GetKind() != v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT {
+		t.Fatalf("bad head: %v", f)
+	}
+}

@@ -123,6 +123,9 @@ type stdioConn struct {
 	ctx       context.Context // the session's context, once ready is closed
 	ready     chan struct{}   // closed when the handshake ended (sess is set if it succeeded)
 	readyOnce sync.Once
+	// afterLarge, when set, runs after a call that moved at least
+	// largeCall bytes (Local: give the memory back to the host process).
+	afterLarge func()
 	in        *bufio.Reader
 	log       *log.Logger
 
@@ -382,7 +385,12 @@ func (c *stdioConn) runCall(ctx context.Context, cancel context.CancelFunc, id u
 		c.mu.Unlock()
 		cancel()
 	}()
-	resp, err := c.dispatch(ctx, method, payload)
+	c.answer(id, method, func() (proto.Message, error) { return c.dispatch(ctx, method, payload) })
+}
+
+// answer runs a call and sends its Result frame.
+func (c *stdioConn) answer(id uint64, method string, run func() (proto.Message, error)) {
+	resp, err := run()
 	if err != nil {
 		c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
 		return
@@ -393,6 +401,9 @@ func (c *stdioConn) runCall(ctx context.Context, cancel context.CancelFunc, id u
 		return
 	}
 	c.send(resultFrame(id, prefix, body))
+	if c.afterLarge != nil && len(body) >= largeCall {
+		c.afterLarge()
+	}
 }
 
 // responseParts serializes a response as prefix followed by payload.
@@ -421,13 +432,18 @@ func (c *stdioConn) dispatch(ctx context.Context, method string, payload []byte)
 	if fn == nil {
 		return nil, errorf(v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED, "unknown method %q", method)
 	}
+	return c.guard(ctx, method, func() (proto.Message, error) { return fn(ctx, payload) })
+}
+
+// guard runs one method, turning panics and decode failures into errors.
+func (c *stdioConn) guard(ctx context.Context, method string, run func() (proto.Message, error)) (resp proto.Message, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Printf("panic in %s: %v\n%s", method, p, debug.Stack())
 			resp, err = nil, errorf(v1.ErrorKind_ERROR_KIND_INTERNAL, "%s: internal error: %v", method, p)
 		}
 	}()
-	resp, err = fn(ctx, payload)
+	resp, err = run()
 	if err != nil && errors.Is(err, proto.Error) {
 		err = errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "%s: the request does not decode: %v", method, err)
 	}

@@ -81,7 +81,7 @@ func (l *Log) Start(ctx context.Context, name string, params json.RawMessage) (i
 	}
 	now := time.Now()
 	var id int64
-	err = l.db.Write(ctx, func(c *store.Conn) error {
+	err = l.db.WriteOne(ctx, func(c *store.Conn) error {
 		return c.QueryRow("INSERT INTO tool_calls (name, parameters, status, started_at) VALUES (CAST(? AS TEXT), ?, 'pending', ?) RETURNING id",
 			text(name), p, now.Unix()).Scan(&id)
 	})
@@ -154,7 +154,7 @@ func (l *Log) Record(ctx context.Context, name string, started, completed time.T
 		status, e = StatusError, text(*errMsg)
 	}
 	var id int64
-	err = l.db.Write(ctx, func(c *store.Conn) error {
+	err = l.db.WriteOne(ctx, func(c *store.Conn) error {
 		return c.QueryRow(`INSERT INTO tool_calls (name, parameters, result, error, status, started_at, completed_at, duration_ms)
 			VALUES (CAST(? AS TEXT), ?, ?, CAST(? AS TEXT), ?, ?, ?, ?) RETURNING id`,
 			text(name), p, r, e, status, started.Unix(), completed.Unix(), completed.Sub(started).Milliseconds()).Scan(&id)

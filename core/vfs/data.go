@@ -355,7 +355,11 @@ func (f *FS) readAtBase(ino int64, p []byte, off int64, anyBase bool) (int, erro
 
 // readWhole returns the content of ino with one statement on a reader
 // connection (see readAt).
-func (f *FS) readWhole(ino int64) ([]byte, error) {
+func (f *FS) readWhole(ino int64, alloc func(n int) []byte) ([]byte, error) {
+	if alloc == nil {
+		alloc = func(n int) []byte { return make([]byte, n) }
+	}
+	// alloc must return zeroed memory, or nil.
 	cs := int64(f.chunkSize)
 	var out []byte
 	var base *baseData // overlay: where chunks missing from fs_data come from
@@ -397,7 +401,10 @@ func (f *FS) readWhole(ino int64) ([]byte, error) {
 				if uint32(mode)&schema.ModeType == schema.ModeDir {
 					return syscall.EISDIR
 				}
-				out = make([]byte, size) // holes read as zeros
+				out = alloc(int(size)) // zeroed: holes read as zeros
+				if len(out) != int(size) {
+					out = make([]byte, size)
+				}
 			}
 			if !idx.Valid {
 				continue

@@ -265,7 +265,13 @@ func parentPath(p string) string {
 }
 
 // ReadFile returns the whole content of a file.
-func (f *FS) ReadFile(path string) ([]byte, error) {
+func (f *FS) ReadFile(path string) ([]byte, error) { return f.ReadFileInto(path, nil) }
+
+// ReadFileInto is ReadFile with the result in zeroed memory from alloc
+// (called with the file's size; nil, or a nil result, means make): a
+// caller in another runtime
+// (the Node addon) has the file read straight into its own buffer.
+func (f *FS) ReadFileInto(path string, alloc func(n int) []byte) ([]byte, error) {
 	// The name is resolved from the caches (one statement when they know
 	// it), the content read with one statement on a reader connection, in
 	// parallel with other work. If another process replaced the file in
@@ -286,7 +292,7 @@ func (f *FS) ReadFile(path string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		data, err := f.readWhole(ino)
+		data, err := f.readWhole(ino, alloc)
 		if err == errStale && attempt == 0 {
 			continue
 		}

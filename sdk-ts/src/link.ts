@@ -34,7 +34,18 @@ export interface Link {
    * agentfs.v1.Result (in-process link only).
    */
   callSync?(method: Uint8Array, payload: Uint8Array): Uint8Array;
+  /**
+   * submit starts a call without a frame (in-process link only); its
+   * answer arrives as a Result frame with this id. Returns the buffer the
+   * engine reads in place, which must stay alive until that answer.
+   */
+  submit?(id: number, method: Uint8Array, payload: readonly Uint8Array[]): Uint8Array | undefined;
 }
+
+// File data of at least this size is read by an in-process engine where
+// it lies (WriteFile and Pwrite); smaller requests are copied.
+const IN_PLACE_MIN = 64 << 10;
+const IN_PLACE_METHODS = new Set(["/agentfs.v1.FilesystemService/WriteFile", "/agentfs.v1.FilesystemService/Pwrite"]);
 
 /** The engine as a child process, frames over its stdin and stdout. */
 export class ChildLink implements Link {
@@ -106,6 +117,7 @@ interface Addon {
   write(handle: number, bytes: Uint8Array): void;
   end(handle: number): void;
   call(handle: number, method: Uint8Array, payload: Uint8Array): Buffer;
+  submit(handle: number, id: number, method: Uint8Array, head: Uint8Array, data?: Uint8Array): void;
   ref(handle: number, on: boolean): void;
 }
 
@@ -177,5 +189,17 @@ export class LocalLink implements Link {
 
   callSync(method: Uint8Array, payload: Uint8Array): Uint8Array {
     return this.addon.call(this.handle, method, payload);
+  }
+
+  submit(id: number, method: Uint8Array, payload: readonly Uint8Array[]): Uint8Array | undefined {
+    if (this.ended) return undefined;
+    // WriteFile and Pwrite requests come as [request without data, data's tag and length, data].
+    const data = payload.length === 3 ? payload[2] : undefined;
+    if (data && data.byteLength >= IN_PLACE_MIN && IN_PLACE_METHODS.has(Buffer.from(method).toString())) {
+      this.addon.submit(this.handle, id, method, payload[0], data);
+      return data;
+    }
+    this.addon.submit(this.handle, id, method, payload.length === 1 ? payload[0] : Buffer.concat(payload));
+    return undefined;
   }
 }

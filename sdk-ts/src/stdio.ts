@@ -45,6 +45,8 @@ export interface StdioOptions {
 export class StdioTransport implements Transport {
   private readonly link: Link;
   private readonly pending = new Map<number, Pending>();
+  /** Buffers an in-process engine reads in place, by call id, until its answer. */
+  private readonly inPlace = new Map<number, Uint8Array>();
   private readonly methods = new Map<string, Buffer>();
   /** What this process serves to the engine (HostService), by procedure. */
   private readonly served = new Map<string, (payload: Uint8Array) => Promise<Uint8Array>>();
@@ -130,18 +132,27 @@ export class StdioTransport implements Transport {
     }
     const id = this.nextId++;
     if (this.nextId > 0x7fffffff) this.nextId = HELLO_ID + 1;
-    let bufs: Uint8Array[];
-    try {
-      bufs = callFrame(id, method, payload);
-    } catch (e) {
-      return Promise.reject(e);
+    let bufs: Uint8Array[] = [];
+    if (!this.link.submit) {
+      try {
+        bufs = callFrame(id, method, payload);
+      } catch (e) {
+        return Promise.reject(e);
+      }
     }
     const callback = procedure.startsWith("/agentfs.v1.SandboxService/");
     if (callback) this.callbacksPossible++;
     let p = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     if (callback) p = p.finally(() => this.callbacksPossible--);
     if (this.pending.size === 1) this.ref();
-    this.link.write(bufs);
+    if (this.link.submit) {
+      // In process: no frame; data read in place stays referenced until
+      // the answer arrives, even if the caller stops waiting for it.
+      const inPlace = this.link.submit(id, method, payload);
+      if (inPlace) this.inPlace.set(id, inPlace);
+    } else {
+      this.link.write(bufs);
+    }
     if (!signal) return p;
     // Aborted: stop waiting at once and ask the engine to cancel the call
     // (spec/PROTOCOL.md, Cancellation); its late answer is dropped.
@@ -187,6 +198,7 @@ export class StdioTransport implements Transport {
   private onFrame(frame: Buffer): void {
     const r = decodeResult(frame);
     if (r) {
+      this.inPlace.delete(r.id);
       const p = this.pending.get(r.id);
       if (!p) return; // an answer to a call we stopped waiting for
       this.pending.delete(r.id);

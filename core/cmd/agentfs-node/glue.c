@@ -80,6 +80,22 @@ napi_value agentfs_result(napi_env env, const void *head, size_t hn, const void 
 	return out;
 }
 
+// agentfs_alloc allocates zeroed memory owned by JavaScript (an
+// ArrayBuffer) for a synchronous call to read file data into.
+void *agentfs_alloc(napi_env env, size_t n, napi_value *arraybuffer) {
+	void *p;
+	if (napi_create_arraybuffer(env, n, &p, arraybuffer) != 0) return NULL;
+	return p;
+}
+
+// agentfs_view is a Uint8Array over part of an ArrayBuffer from agentfs_alloc.
+napi_value agentfs_view(napi_env env, napi_value arraybuffer, size_t offset, size_t length) {
+	napi_value out;
+	if (napi_create_typedarray(env, napi_uint8_array, length, arraybuffer, offset, &out) != 0)
+		return fail(env, "agentfs: cannot create the result view");
+	return out;
+}
+
 // start(onData) -> handle: starts an engine connection.
 static napi_value js_start(napi_env env, napi_callback_info info) {
 	size_t argc = 1;
@@ -132,6 +148,23 @@ static napi_value js_call(napi_env env, napi_callback_info info) {
 	return agentfsCall(env, h, m, mn, p, pn);
 }
 
+// submit(handle, id, method, head, data?): starts a call answered by a
+// Result frame with this id. data (WriteFile and Pwrite file data) is read
+// where it lies: the caller keeps it alive until the answer.
+static napi_value js_submit(napi_env env, napi_callback_info info) {
+	size_t argc = 5;
+	napi_value argv[5];
+	uint32_t h, id;
+	void *m, *p, *d = NULL;
+	size_t mn, pn, dn = 0;
+	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != 0 || argc < 4 || !handle_arg(env, argv[0], &h) ||
+	    napi_get_value_uint32(env, argv[1], &id) != 0 || !bytes_arg(env, argv[2], &m, &mn) || !bytes_arg(env, argv[3], &p, &pn) ||
+	    (argc >= 5 && !bytes_arg(env, argv[4], &d, &dn)))
+		return fail(env, "submit(handle, id, method: Uint8Array, head: Uint8Array, data?: Uint8Array)");
+	agentfsSubmit(h, id, m, mn, p, pn, d, dn);
+	return NULL;
+}
+
 // ref(handle, keepAlive): whether pending output keeps Node running.
 static napi_value js_ref(napi_env env, napi_callback_info info) {
 	size_t argc = 2;
@@ -160,6 +193,7 @@ __attribute__((visibility("default"))) napi_value napi_register_module_v1(napi_e
 	define(env, exports, "write", js_write);
 	define(env, exports, "end", js_end);
 	define(env, exports, "call", js_call);
+	define(env, exports, "submit", js_submit);
 	define(env, exports, "ref", js_ref);
 	return exports;
 }

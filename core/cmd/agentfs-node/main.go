@@ -30,6 +30,11 @@ import (
 	"github.com/agentfs-go/agentfs/core/rpc"
 )
 
+const (
+	inPlaceMin = 64 << 10 // files read into JavaScript's memory from this size
+	headRoom   = 32       // bytes before the data for the Result's header (at most 22)
+)
+
 type conn struct {
 	local *rpc.Local
 	tsfn  C.napi_threadsafe_function
@@ -101,6 +106,23 @@ func agentfsTsfn(h C.uint32_t) C.napi_threadsafe_function {
 	return nil
 }
 
+//export agentfsSubmit
+func agentfsSubmit(h C.uint32_t, id C.uint32_t, m unsafe.Pointer, mn C.size_t, p unsafe.Pointer, pn C.size_t, d unsafe.Pointer, dn C.size_t) {
+	c := lookup(h)
+	if c == nil {
+		return
+	}
+	var head, data []byte
+	if pn > 0 {
+		head = unsafe.Slice((*byte)(p), int(pn)) // copied by Submit
+	}
+	if dn > 0 {
+		// Node's memory, which the SDK keeps alive until the answer.
+		data = unsafe.Slice((*byte)(d), int(dn))
+	}
+	c.local.Submit(uint64(id), string(unsafe.Slice((*byte)(m), int(mn))), head, data)
+}
+
 //export agentfsCall
 func agentfsCall(env C.napi_env, h C.uint32_t, m unsafe.Pointer, mn C.size_t, p unsafe.Pointer, pn C.size_t) C.napi_value {
 	c := lookup(h)
@@ -115,7 +137,26 @@ func agentfsCall(env C.napi_env, h C.uint32_t, m unsafe.Pointer, mn C.size_t, p 
 		if pn > 0 {
 			payload = unsafe.Slice((*byte)(p), int(pn))
 		}
-		head, data = c.local.CallSync(method, payload)
+		// A large file is read straight into a JavaScript ArrayBuffer,
+		// with room before it for the Result's header: the answer is a
+		// view of that buffer and nothing is copied.
+		var ab C.napi_value
+		var base unsafe.Pointer
+		alloc := func(n int) []byte {
+			if n < inPlaceMin || base != nil {
+				return nil
+			}
+			if base = C.agentfs_alloc(env, C.size_t(n+headRoom), &ab); base == nil {
+				return nil
+			}
+			return unsafe.Slice((*byte)(unsafe.Add(base, headRoom)), n)
+		}
+		head, data = c.local.CallSyncInto(method, payload, alloc)
+		if base != nil && len(data) > 0 && unsafe.Pointer(&data[0]) == unsafe.Add(base, headRoom) && len(head) <= headRoom {
+			off := headRoom - len(head)
+			copy(unsafe.Slice((*byte)(unsafe.Add(base, off)), len(head)), head)
+			return C.agentfs_view(env, ab, C.size_t(off), C.size_t(len(head)+len(data)))
+		}
 	}
 	var dp unsafe.Pointer
 	if len(data) > 0 {

@@ -29,6 +29,9 @@ napi_status napi_set_named_property(napi_env env, napi_value object, const char 
 napi_status napi_get_typedarray_info(napi_env env, napi_value typedarray, napi_typedarray_type *type, size_t *length, void **data,
                                      napi_value *arraybuffer, size_t *byte_offset);
 napi_status napi_create_buffer(napi_env env, size_t length, void **data, napi_value *result);
+napi_status napi_create_arraybuffer(napi_env env, size_t byte_length, void **data, napi_value *result);
+napi_status napi_create_typedarray(napi_env env, napi_typedarray_type type, size_t length, napi_value arraybuffer, size_t byte_offset,
+                                   napi_value *result);
 napi_status napi_create_external_buffer(napi_env env, size_t length, void *data, napi_finalize finalize_cb, void *finalize_hint,
                                         napi_value *result);
 napi_status napi_get_value_uint32(napi_env env, napi_value value, uint32_t *result);

@@ -126,8 +126,8 @@ type stdioConn struct {
 	// afterLarge, when set, runs after a call that moved at least
 	// largeCall bytes (Local: give the memory back to the host process).
 	afterLarge func()
-	in        *bufio.Reader
-	log       *log.Logger
+	in         *bufio.Reader
+	log        *log.Logger
 
 	// Frames are written by the goroutine that produced them, under outMu;
 	// the last of the writers waiting for the lock flushes, so answers

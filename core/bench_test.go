@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -22,7 +23,9 @@ import (
 
 func benchAgent(b *testing.B, d store.Durability) *core.Agent {
 	b.Helper()
-	a, err := core.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), core.Options{Create: true, Durability: d})
+	// BENCH_PAGE_SIZE compares SQLite page sizes for new databases.
+	page, _ := strconv.Atoi(os.Getenv("BENCH_PAGE_SIZE"))
+	a, err := core.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), core.Options{Create: true, Durability: d, PageSize: page})
 	if err != nil {
 		b.Fatal(err)
 	}

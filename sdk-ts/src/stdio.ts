@@ -21,9 +21,9 @@ const HELLO_ID = 1;
 // Calls answered synchronously by an in-process engine: the services whose
 // calls are short, with requests up to this size. Sandbox scripts (which
 // may call back into this thread's bindings) and agent-wide operations
-// (snapshots, queries) always go through frames.
+// (snapshots, queries; Info excepted) always go through frames.
 const SYNC_MAX_REQUEST = 1 << 20;
-const SYNC_SERVICES = ["/agentfs.v1.FilesystemService/", "/agentfs.v1.KvService/", "/agentfs.v1.ToolsService/"];
+const SYNC_SERVICES = ["/agentfs.v1.FilesystemService/", "/agentfs.v1.KvService/", "/agentfs.v1.ToolsService/", "/agentfs.v1.AgentService/Info"];
 
 interface Pending {
   resolve(payload: Uint8Array): void;

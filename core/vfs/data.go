@@ -377,6 +377,8 @@ func (f *FS) readWhole(ino int64, alloc func(n int) []byte) ([]byte, error) {
 		}
 		defer rows.Close()
 		var size int64
+		// found, not out != nil: alloc may answer an empty file with nil.
+		found := false
 		for rows.Next() {
 			var mode int64
 			var idx sql.NullInt64
@@ -390,19 +392,20 @@ func (f *FS) readWhole(ino int64, alloc func(n int) []byte) ([]byte, error) {
 			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
-			if out == nil && b.extent > 0 {
+			if !found && b.extent > 0 {
 				b.path = string(bpath)
 				base, have = &b, map[int64]bool{}
 			}
 			if have != nil && idx.Valid {
 				have[idx.Int64] = true
 			}
-			if out == nil {
+			if !found {
+				found = true
 				if uint32(mode)&schema.ModeType == schema.ModeDir {
 					return syscall.EISDIR
 				}
 				out = alloc(int(size)) // zeroed: holes read as zeros
-				if len(out) != int(size) {
+				if out == nil || len(out) != int(size) {
 					out = make([]byte, size)
 				}
 			}
@@ -417,7 +420,7 @@ func (f *FS) readWhole(ino int64, alloc func(n int) []byte) ([]byte, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if out == nil {
+		if !found {
 			return errStale
 		}
 		return nil

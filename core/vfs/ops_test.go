@@ -845,3 +845,30 @@ func TestFS_CopyFile(t *testing.T) {
 	wantContent(t, f, "/src", "changed"+strings.Repeat("\x00", 2*cs-7))
 	checkIntegrity(t, a)
 }
+
+// ReadFileInto takes memory from the caller's allocator for large files;
+// an allocator that declines (nil), as the Node addon does for small and
+// empty files, must not turn an empty file into ESTALE.
+func TestFS_ReadFileIntoAllocator(t *testing.T) {
+	f := newFS(t)
+	writeFile(t, f, "/empty", "")
+	writeFile(t, f, "/small", "hello")
+	declines := func(int) []byte { return nil }
+	for _, name := range []string{"/empty", "/small"} {
+		got, err := f.ReadFileInto(name, declines)
+		if err != nil {
+			t.Fatalf("ReadFileInto(%s): %v", name, err)
+		}
+		want, _ := f.ReadFile(name)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("ReadFileInto(%s) = %q, want %q", name, got, want)
+		}
+	}
+	var given []byte
+	got, err := f.ReadFileInto("/small", func(n int) []byte { given = make([]byte, n); return given })
+	if err != nil || string(got) != "hello" || &got[0] != &given[0] {
+		t.Fatalf("ReadFileInto with an allocator = %q, %v; want hello in the given memory", got, err)
+	}
+	_, err = f.ReadFileInto("/", declines)
+	wantErrno(t, "ReadFileInto(/)", err, syscall.EISDIR)
+}

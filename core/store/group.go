@@ -26,15 +26,6 @@ import (
 // returned (like data in a kernel's writeback cache). A failing COMMIT
 // rolls the whole group back; DataVersion then changes, so callers'
 // caches drop what the lost operations taught them.
-//
-// Checkpoints move out of the request path while group commit is on.
-// SQLite checkpoints automatically in the COMMIT that grows the WAL past
-// 1000 pages, and a checkpoint fsyncs the WAL and the database file: on a
-// busy disk that stalls the operation (and every one queued behind the
-// write lock) for tens of milliseconds, and a bulk copy of 200 MB through
-// the mount spent most of its time there. Instead the primary connection
-// does not checkpoint, and a background goroutine runs PASSIVE checkpoints
-// on a connection of its own after commits, which never block the writer.
 
 // groupState is the open group, guarded by DB.mu.
 type groupState struct {
@@ -43,14 +34,7 @@ type groupState struct {
 	gen   uint64 // which group a commit timer belongs to
 	dv    int64  // data version read when the group began
 	lost  int64  // groups whose COMMIT failed (added to DataVersion)
-
-	kick chan struct{} // wakes the checkpointer; nil when none runs
-	stop chan struct{} // closed to stop it
-	done chan struct{} // closed when it has stopped
 }
-
-// checkpointEvery is the pause between two background checkpoints.
-const checkpointEvery = 50 * time.Millisecond
 
 // SetGroupCommit makes consecutive Writes share one transaction that
 // commits at most maxDelay after it began (see above). 0 turns it off
@@ -62,50 +46,10 @@ func (db *DB) SetGroupCommit(maxDelay time.Duration) {
 }
 
 func (db *DB) setGroupCommit(maxDelay time.Duration) {
-	g := &db.group
 	if maxDelay <= 0 {
 		db.commitGroup()
-		if g.kick != nil {
-			close(g.stop)
-			<-g.done
-			g.kick, g.stop, g.done = nil, nil, nil
-			if db.primary != nil {
-				db.primary.ExecContext(context.Background(), "PRAGMA wal_autocheckpoint = 1000")
-			}
-		}
-		g.delay = 0
-		return
 	}
-	g.delay = maxDelay
-	if g.kick == nil && db.primary != nil && db.readers != nil && !db.opts.ReadOnly {
-		if _, err := db.primary.ExecContext(context.Background(), "PRAGMA wal_autocheckpoint = 0"); err == nil {
-			g.kick, g.stop, g.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
-			go db.checkpointer(g.kick, g.stop, g.done)
-		}
-	}
-}
-
-// checkpointer runs a PASSIVE checkpoint after commits, at most every
-// checkpointEvery, on a connection of the reader pool, until stop closes.
-func (db *DB) checkpointer(kick, stop, done chan struct{}) {
-	defer close(done)
-	for {
-		select {
-		case <-kick:
-		case <-stop:
-			return
-		}
-		if conn, err := db.readers.Conn(context.Background()); err == nil {
-			var busy, logFrames, moved int64
-			conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &moved)
-			conn.Close()
-		}
-		select {
-		case <-time.After(checkpointEvery):
-		case <-stop:
-			return
-		}
-	}
+	db.group.delay = max(maxDelay, 0)
 }
 
 // commitGroup commits the open group, if any. The caller holds db.mu.
@@ -123,12 +67,7 @@ func (db *DB) commitGroup() error {
 		db.rollback(&Conn{c: db.primary})
 		db.group.lost++
 	}
-	if kick := db.group.kick; kick != nil {
-		select {
-		case kick <- struct{}{}:
-		default:
-		}
-	}
+	db.committed()
 	return classify(err)
 }
 
@@ -147,6 +86,7 @@ func (db *DB) groupWrite(ctx context.Context, fn func(c *Conn) error) (err error
 	g := &db.group
 	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx)}
 	if !g.open {
+		db.catchUp(c.ctx)
 		if err := db.begin(c); err != nil {
 			return err
 		}

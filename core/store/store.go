@@ -63,6 +63,8 @@ type DB struct {
 
 	group     groupState  // guarded by mu (group.go)
 	groupOpen atomic.Bool // group.open, readable without mu
+
+	ckpt *checkpointer // background checkpoints (checkpoint.go); nil when off
 }
 
 // Open opens (creating if needed) the database file at path.
@@ -118,6 +120,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db.readers = readers
+	db.startCheckpointer(ctx)
 	return db, nil
 }
 
@@ -233,6 +236,7 @@ func (db *DB) Close() error {
 	var errs []error
 	errs = append(errs, db.commitGroup())
 	db.setGroupCommit(0)
+	db.stopCheckpointer()
 	if db.primary != nil {
 		if !db.opts.ReadOnly {
 			var a, b, c int64
@@ -407,6 +411,7 @@ func (db *DB) Write(ctx context.Context, fn func(c *Conn) error) (err error) {
 		return db.groupWrite(ctx, fn)
 	}
 	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), lost: db.group.lost}
+	db.catchUp(c.ctx)
 	if err := db.begin(c); err != nil {
 		return err
 	}
@@ -422,7 +427,9 @@ func (db *DB) Write(ctx context.Context, fn func(c *Conn) error) (err error) {
 		if _, cerr := c.c.ExecContext(c.ctx, "COMMIT"); cerr != nil {
 			db.rollback(c)
 			err = classify(cerr)
+			return
 		}
+		db.committed()
 	}()
 	// Inside BEGIN IMMEDIATE nobody else can commit, so the data version
 	// read here covers every external change up to our own commit.
@@ -457,7 +464,13 @@ func (db *DB) WriteOne(ctx context.Context, fn func(c *Conn) error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return fn(&Conn{c: db.primary, ctx: context.WithoutCancel(ctx), lost: db.group.lost})
+	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), lost: db.group.lost}
+	db.catchUp(c.ctx)
+	err := fn(c)
+	if err == nil {
+		db.committed()
+	}
+	return err
 }
 
 func (db *DB) begin(c *Conn) error {
@@ -561,6 +574,7 @@ func (db *DB) Raw(ctx context.Context, fn func(c *Conn) error) error {
 	if err := db.commitGroup(); err != nil {
 		return err
 	}
+	defer db.committed() // fn may have written
 	return fn(&Conn{c: db.primary, ctx: ctx})
 }
 

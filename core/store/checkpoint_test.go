@@ -1,0 +1,106 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentfs-go/agentfs/core/store"
+
+	_ "github.com/tursodatabase/go-libsql"
+)
+
+// walFrames reads how many frames the WAL holds and how many of them are
+// in the database file, from a connection of its own.
+func walFrames(t *testing.T, path string) (logFrames, moved int64) {
+	t.Helper()
+	db, err := sql.Open("libsql", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var busy int64
+	// A PASSIVE checkpoint with nothing new to copy only reports.
+	if err := db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &moved); err != nil {
+		t.Fatal(err)
+	}
+	return logFrames, moved
+}
+
+// Commits do not checkpoint; the background checkpointer copies the WAL
+// into the database file soon after.
+func TestCheckpoint_InBackground(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	blob := make([]byte, 1<<20)
+	err = db.Write(ctx, func(c *store.Conn) error {
+		if _, err := c.Exec("CREATE TABLE t (x)"); err != nil {
+			return err
+		}
+		for range 8 { // 8 MiB: past SQLite's automatic checkpoint at 1000 pages
+			if _, err := c.Exec("INSERT INTO t VALUES (?)", blob); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		logFrames, moved := walFrames(t, path)
+		if logFrames >= 2000 && moved == logFrames {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("WAL frames %d, copied %d: the background checkpoint did not run", logFrames, moved)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A writer that never pauses would keep a PASSIVE checkpoint from ever
+// restarting the WAL; once it passes walLimit frames a write checkpoints
+// first and restarts it, so the WAL stays bounded by walLimit plus what
+// is written while a checkpoint runs, not by what is written in all.
+func TestCheckpoint_WALBoundedUnderSustainedWrites(t *testing.T) {
+	defer store.SetWALLimit(store.SetWALLimit(256))
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Write(ctx, func(c *store.Conn) error { _, err := c.Exec("CREATE TABLE t (x)"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	blob := make([]byte, 64<<10)
+	var biggest int64
+	for i := range 1536 { // 96 MiB in 64 KiB transactions, back to back
+		if err := db.Write(ctx, func(c *store.Conn) error {
+			_, err := c.Exec("INSERT INTO t VALUES (?)", blob)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if i%32 == 0 {
+			if st, err := os.Stat(path + "-wal"); err == nil {
+				biggest = max(biggest, st.Size())
+			}
+		}
+	}
+	if biggest > 4<<20 {
+		t.Fatalf("WAL file grew to %d MiB while 96 MiB were written; it should restart", biggest>>20)
+	}
+	t.Logf("largest WAL file: %.1f MiB", float64(biggest)/(1<<20))
+}

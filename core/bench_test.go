@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentfs-go/agentfs/core"
 	"github.com/agentfs-go/agentfs/core/store"
+	"github.com/agentfs-go/agentfs/core/toolcalls"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
@@ -184,5 +185,42 @@ func BenchmarkToolsRecord(b *testing.B) {
 			}
 		}
 		b.ReportMetric(5000/time.Since(start).Seconds(), "records/s")
+	}
+}
+
+// BenchmarkToolsQuery: the queries of the reference workload over 10,000
+// recorded calls (get by id, by name, all recent).
+func BenchmarkToolsQuery(b *testing.B) {
+	ctx := context.Background()
+	a := benchAgent(b, store.DurabilityNormal)
+	params := []byte(`{"q":"search term","n":10}`)
+	result := []byte(`{"hits":3}`)
+	t0 := time.Now()
+	for i := 0; i < 10000; i++ {
+		if _, err := a.Tools.Record(ctx, fmt.Sprintf("tool%d", i%10), t0, t0.Add(time.Millisecond), params, result, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		for id := int64(1); id <= 2000; id++ {
+			if _, err := a.Tools.Get(ctx, id); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/2000, "get-µs")
+		start = time.Now()
+		calls, err := a.Tools.List(ctx, toolcalls.Filter{Name: "tool1"})
+		if err != nil || len(calls) != 1000 {
+			b.Fatal(err, len(calls))
+		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/1000, "byname1000-ms")
+		start = time.Now()
+		calls, err = a.Tools.List(ctx, toolcalls.Filter{})
+		if err != nil || len(calls) != 10000 {
+			b.Fatal(err, len(calls))
+		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/1000, "recent10k-ms")
 	}
 }

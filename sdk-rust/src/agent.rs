@@ -104,6 +104,9 @@ pub(crate) fn connect(opts: &Options) -> io::Result<Arc<Clients>> {
         read_only: opts.read_only,
         chunk_size: opts.chunk_size.unwrap_or(0),
         durability: opts.durability.clone().unwrap_or_default(),
+        // The engine is a child process started in opts.dir: relative
+        // paths already resolve there.
+        ..Default::default()
     };
     let t = Stdio::start(StdioConfig { engine, open, dir: opts.dir.clone() })?;
     Ok(Arc::new(Clients::new(Arc::new(t))))

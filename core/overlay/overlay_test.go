@@ -15,6 +15,7 @@ import (
 	"github.com/agentfs-go/agentfs/core/overlay"
 	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/vfs"
+	"golang.org/x/sys/unix"
 )
 
 var ctx = context.Background()
@@ -409,5 +410,53 @@ func TestOverlay_HostInodeNumbers(t *testing.T) {
 	}
 	if st, _ := a.FS.Stat("/new.txt"); st.Ino <= vfs.DeltaInoBase {
 		t.Fatalf("a new file has inode %d, want above %d", st.Ino, vfs.DeltaInoBase)
+	}
+}
+
+// Extended attributes of base files come up with them (user.* and the
+// like; the host's security.* and system.* stay behind), and changing
+// them changes the delta only.
+func TestOverlay_BaseXattrs(t *testing.T) {
+	a, base := newOverlay(t, map[string]string{"f": "data", "d/g": "g", "l": "->f"})
+	if err := unix.Setxattr(filepath.Join(base, "f"), "user.origin", []byte("host"), 0); err != nil {
+		if errors.Is(err, unix.ENOTSUP) {
+			t.Skip("the base's filesystem has no user xattrs")
+		}
+		t.Fatal(err)
+	}
+	must(t, unix.Setxattr(filepath.Join(base, "d"), "user.dir", []byte{0, 1, 2}, 0))
+	big := bytes.Repeat([]byte("v"), 2000) // past the first read buffer
+	must(t, unix.Setxattr(filepath.Join(base, "d", "g"), "user.big", big, 0))
+	if v, err := a.FS.Getxattr("/f", "user.origin", true); err != nil || string(v) != "host" {
+		t.Fatalf("Getxattr(/f) = %q, %v; want host", v, err)
+	}
+	if v, err := a.FS.Getxattr("/d", "user.dir", true); err != nil || !bytes.Equal(v, []byte{0, 1, 2}) {
+		t.Fatalf("Getxattr(/d) = %v, %v", v, err)
+	}
+	if v, err := a.FS.Getxattr("/d/g", "user.big", true); err != nil || !bytes.Equal(v, big) {
+		t.Fatalf("Getxattr(/d/g) = %d bytes, %v; want 2000", len(v), err)
+	}
+	// Through the symlink (followed) and on it (not followed: none).
+	if v, err := a.FS.Getxattr("/l", "user.origin", true); err != nil || string(v) != "host" {
+		t.Fatalf("Getxattr(/l, follow) = %q, %v", v, err)
+	}
+	if names, err := a.FS.Listxattr("/l", false); err != nil || len(names) != 0 {
+		t.Fatalf("Listxattr(/l, nofollow) = %v, %v; want none", names, err)
+	}
+	must(t, a.FS.Setxattr("/f", "user.origin", []byte("delta"), 0, true))
+	if v, _ := a.FS.Getxattr("/f", "user.origin", true); string(v) != "delta" {
+		t.Fatalf("after Setxattr: %q", v)
+	}
+	hv := make([]byte, 16)
+	n, err := unix.Getxattr(filepath.Join(base, "f"), "user.origin", hv)
+	if err != nil || string(hv[:n]) != "host" {
+		t.Fatalf("base xattr = %q, %v; want it untouched", hv[:n], err)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

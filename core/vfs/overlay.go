@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/store"
+	"golang.org/x/sys/unix"
 )
 
 // Overlay: the filesystem as the delta layer above a host directory (the
@@ -170,6 +171,64 @@ type baseEntry struct {
 	name, path string
 	st         syscall.Stat_t
 	target     string // symlinks
+	xattrs     []hostXattr
+}
+
+// hostXattr is an extended attribute of a base entry.
+type hostXattr struct {
+	name  string
+	value []byte
+}
+
+// baseXattrs reads the extended attributes of a base entry (not following
+// a symlink) that belong to the file: the security.* and system.*
+// namespaces describe the host's policy (labels, ACLs, capabilities) and
+// stay behind. A filesystem without xattrs has none.
+func baseXattrs(path string) ([]hostXattr, error) {
+	buf := make([]byte, 256)
+	var n int
+	for {
+		var err error
+		n, err = unix.Llistxattr(path, buf)
+		if err == unix.ERANGE {
+			buf = make([]byte, 2*len(buf))
+			continue
+		}
+		if err == unix.ENOTSUP || err == unix.ENODATA {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
+	}
+	var out []hostXattr
+	for _, name := range strings.Split(string(buf[:n]), "\x00") {
+		if name == "" || strings.HasPrefix(name, "security.") || strings.HasPrefix(name, "system.") {
+			continue
+		}
+		v := make([]byte, 256)
+		for {
+			m, err := unix.Lgetxattr(path, name, v)
+			if err == unix.ERANGE {
+				v = make([]byte, 2*len(v))
+				continue
+			}
+			if err == unix.ENODATA { // removed in between
+				v = nil
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			v = v[:m]
+			break
+		}
+		if v != nil {
+			out = append(out, hostXattr{name, v})
+		}
+	}
+	return out, nil
 }
 
 // DeltaInoBase is where the numbers of inodes created in an overlay's
@@ -206,6 +265,11 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 			}
 			e.target = t
 		}
+		xs, err := baseXattrs(f.ov.host(e.path))
+		if err != nil {
+			return nil, pathErr("lookup", e.path, hostErrno(err))
+		}
+		e.xattrs = xs
 	}
 	// The base inode number is usable when it belongs to the base's own
 	// filesystem (another mounted below it may reuse numbers) and lies
@@ -334,6 +398,13 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 				return nil, fmt.Errorf("overlay copy-up: %w", err)
 			}
 		}
+		for i := lo; i < hi; i++ {
+			if !link[i] {
+				if err := insertXattrs(c, inos[i], entries[i].xattrs); err != nil {
+					return nil, fmt.Errorf("overlay copy-up: %w", err)
+				}
+			}
+		}
 		for _, ino := range linked {
 			delete(f.inodes, ino)
 			if _, err := c.Exec("UPDATE fs_inode SET nlink = nlink + 1 WHERE ino = ?", ino); err != nil {
@@ -354,6 +425,29 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 		f.ov.nodes[inos[i]] = n
 	}
 	return inos, nil
+}
+
+// insertXattrs stores the extended attributes of a new inode, a few
+// hundred rows per statement (SQLite binds at most 32,766 values).
+func insertXattrs(c *store.Conn, ino int64, xs []hostXattr) error {
+	for len(xs) > 0 {
+		n := min(len(xs), 300)
+		var q strings.Builder
+		q.WriteString("INSERT INTO fs_xattr (ino, name, value) VALUES ")
+		args := make([]any, 0, 3*n)
+		for i, x := range xs[:n] {
+			if i > 0 {
+				q.WriteString(",")
+			}
+			q.WriteString("(?, CAST(? AS TEXT), ?)")
+			args = append(args, ino, []byte(x.name), x.value)
+		}
+		if _, err := c.Exec(q.String(), args...); err != nil {
+			return err
+		}
+		xs = xs[n:]
+	}
+	return nil
 }
 
 // ovPopulate brings every base entry of directory dir into the delta

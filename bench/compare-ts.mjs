@@ -3,7 +3,9 @@
 // transport, the engine in the Node process (--ts FILE), and optionally
 // with the engine as a child process over stdio (--tsproc FILE), with the
 // targets of issue 4 (judged on --ts), plus the round trip of an empty
-// call (--rtt and --rttproc FILEs from sdk-ts-rtt.mjs). Each FILE is raw output: "JSON {...}" lines (medians
+// call (--rtt and --rttproc FILEs from sdk-ts-rtt.mjs), and the floor
+// (--floor FILE: bench/floor-sdk, Node and the workload with no storage)
+// for cold start and memory. Each FILE is raw output: "JSON {...}" lines (medians
 // over several) and /usr/bin/time -v's "Maximum resident set size".
 import fs from "node:fs";
 
@@ -23,7 +25,7 @@ function load(file) {
   const peaks = [...txt.matchAll(/Maximum resident set size \(kbytes\): (\d+)/g)].map((m) => Number(m[1]));
   return { runs, peaks };
 }
-const ref = load(args.ref), ts = load(args.ts), tsproc = load(args.tsproc);
+const ref = load(args.ref), ts = load(args.ts), tsproc = load(args.tsproc), floor = load(args.floor);
 const op = (side, k, f) => side && median(side.runs.map((r) => r.ops[k]?.[f]));
 const targets = {
   "a.writeFile 1KiB": 5, "b.readFile 1KiB random": 5, "c.stat random": 3, "d.writeFile 64MiB": 20,
@@ -73,10 +75,13 @@ const peak = (s) => (s?.peaks.length ? median(s.peaks) / 1024 : undefined);
 const mib = (x) => (x === undefined ? "-" : num(x, 0) + " MiB");
 const pk = peak(ts);
 out.push(`| peak RSS of the whole run (/usr/bin/time -v) | ${mib(peak(ref))} | ${mib(pk)} | | ≤ 150 MiB${pk === undefined ? "" : pk <= 150 ? " ✓" : " ✗"} | ${tsproc ? mib(peak(tsproc)) + " | | " : ""}|`);
+if (floor) {
+  out.push("", `Floor (bench/floor-sdk: the same workloads on an SDK that stores nothing, Node and the workload alone): cold start ${coldCell(floor)}, peak RSS of the whole run ${mib(peak(floor))}.`);
+}
 if (ts) {
   out.push("", "Peak RSS of the node process after each phase (MiB; in process it includes the engine; a child engine is not included):", "");
   out.push("| phase | " + Object.keys(ts.runs[0].rss_kb).join(" | ") + " |", "|---|" + Object.keys(ts.runs[0].rss_kb).map(() => "---:").join("|") + "|");
-  for (const [name, s] of [["agentfs-sdk 0.6.4", ref], ["this, in process", ts], ["this, stdio", tsproc]]) {
+  for (const [name, s] of [["agentfs-sdk 0.6.4", ref], ["this, in process", ts], ["this, stdio", tsproc], ["floor (no storage)", floor]]) {
     if (s) out.push(`| ${name} | ` + Object.keys(ts.runs[0].rss_kb).map((k) => num(median(s.runs.map((r) => r.rss_kb[k])) / 1024, 0)).join(" | ") + " |");
   }
 }

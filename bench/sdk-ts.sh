@@ -6,20 +6,22 @@
 # unchanged, on each under /usr/bin/time -v (ours twice: with its default
 # transport, the engine loaded into the Node process, and with transport
 # "process", the engine as a child over stdio), then the round trip of an
-# empty call both ways, then a Markdown table (bench/compare-ts.mjs).
+# empty call both ways, then the floor (bench/floor-sdk: an SDK that
+# stores nothing, for what Node and the workload alone cost in start time
+# and memory), then a Markdown table (bench/compare-ts.mjs).
 #
 #   ./bench/sdk-ts.sh                                            full size
 #   N_FILES=1000 N_KV=1000 N_TOOLS=1000 BIG_MIB=8 COLD_RUNS=2 WARM=100 ./bench/sdk-ts.sh
 #
 # Env: WORKLOADS (../shared/bench/workloads.mjs from the repository root),
-# RESULTS (bench/results), SIDES ("ref ts tsproc"), and the knobs of workloads.mjs.
+# RESULTS (bench/results), SIDES ("ref ts tsproc floor"), and the knobs of workloads.mjs.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 WORKLOADS=${WORKLOADS:-$ROOT/../shared/bench/workloads.mjs}
 RESULTS=${RESULTS:-$ROOT/bench/results}
-SIDES=${SIDES:-ref ts tsproc}
+SIDES=${SIDES:-ref ts tsproc floor}
 TS=$(date +%Y%m%d-%H%M%S)
 PROJ=$ROOT/bench/tmp/sdk-ts-project
 mkdir -p "$RESULTS" "$PROJ"
@@ -53,6 +55,7 @@ for side in $SIDES; do
 	ref) sdk=turso-agentfs ;;
 	ts) sdk=agentfs-sdk ;;
 	tsproc) sdk=agentfs-sdk transport=process ;;
+	floor) sdk=$ROOT/bench/floor-sdk/index.mjs ;;
 	*) echo "unknown side $side" >&2; exit 1 ;;
 	esac
 	out=$RESULTS/$TS-sdk-$side.txt

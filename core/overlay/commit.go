@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -60,8 +61,10 @@ func (e *ConflictError) Unwrap() error { return syscall.ESTALE }
 // deletion plus an addition). Each file is written to a staging directory
 // inside the base first and renamed into place, so that a reader of the
 // host never sees a half-written file and a file can take the content of
-// another that the same commit replaces. Then the delta is emptied: the
-// overlay shows the host directory, which now has the changes.
+// another that the same commit replaces. The changes go in as a unit: if
+// one fails, those before it are undone (see apply) and the error says so.
+// Then the delta is emptied: the overlay shows the host directory, which
+// now has the changes.
 //
 // Paths whose base changed since their copy-up, or since the overlay
 // removed them, are refused with a *ConflictError unless opts.Force.
@@ -169,15 +172,165 @@ func baseChanged(p string, info vfs.OverlayFile) bool {
 	return int64(st.Ino) != info.BaseIno || st.Size != info.BaseSize || st.Mtim.Nano() != info.BaseMtime.UnixNano()
 }
 
-func apply(a *core.Agent, base string, changes []Change, force bool) error {
+// hostChange is a hook for tests: it runs before each change apply makes
+// to the host outside the staging directory, and its error fails the
+// commit there.
+var hostChange = func(path string) error { return nil }
+
+// journal records how to undo each change apply has made to the host, so
+// that a commit failing halfway puts the host directory back as it was:
+// a replaced or deleted entry is moved aside into the staging directory
+// (same filesystem: a rename) rather than removed, and only removed when
+// the whole commit has succeeded.
+type journal struct {
+	stage string
+	n     int
+	undo  []func() error
+	dirs  map[string]syscall.Stat_t // directories whose entries changed, as they were
+}
+
+// noteDir records the times of directory d before its first entry changes.
+func (j *journal) noteDir(d string) {
+	if _, ok := j.dirs[d]; ok {
+		return
+	}
+	var st syscall.Stat_t
+	if syscall.Lstat(d, &st) == nil {
+		j.dirs[d] = st
+	}
+}
+
+// restoreDirTimes gives the noted directories back their times, which the
+// entries moved in and out of them changed.
+func (j *journal) restoreDirTimes() {
+	for d, st := range j.dirs {
+		os.Chtimes(d, time.Unix(st.Atim.Unix()), time.Unix(st.Mtim.Unix()))
+	}
+}
+
+// aside moves the host entry p into the staging directory and records how
+// to move it back.
+func (j *journal) aside(p string) error {
+	if err := hostChange(p); err != nil {
+		return err
+	}
+	j.noteDir(filepath.Dir(p))
+	j.n++
+	keep := filepath.Join(j.stage, fmt.Sprintf("old-%d", j.n))
+	if err := os.Rename(p, keep); errors.Is(err, syscall.EXDEV) {
+		// Another filesystem mounted inside the base: it cannot be moved
+		// aside, only removed (this step alone cannot be undone).
+		return os.RemoveAll(p)
+	} else if err != nil {
+		return err
+	}
+	j.undo = append(j.undo, func() error { return os.Rename(keep, p) })
+	return nil
+}
+
+// place renames the staged entry tmp to p, which must not exist, and
+// records how to take it away again.
+func (j *journal) place(tmp, p string) error {
+	if err := hostChange(p); err != nil {
+		return err
+	}
+	j.noteDir(filepath.Dir(p))
+	if err := os.Rename(tmp, p); err != nil {
+		return err
+	}
+	j.undo = append(j.undo, func() error { return os.RemoveAll(p) })
+	return nil
+}
+
+// mkdir makes the directory p and records how to remove it.
+func (j *journal) mkdir(p string) error {
+	if err := hostChange(p); err != nil {
+		return err
+	}
+	j.noteDir(filepath.Dir(p))
+	if err := os.Mkdir(p, 0o700); err != nil {
+		return err
+	}
+	j.undo = append(j.undo, func() error { return os.Remove(p) })
+	return nil
+}
+
+// attrs gives the existing host entry p the attributes of st and records
+// how to give back its old mode, owner and times.
+func (j *journal) attrs(p string, st vfs.Stat, symlink bool) error {
+	if err := hostChange(p); err != nil {
+		return err
+	}
+	var old syscall.Stat_t
+	if err := syscall.Lstat(p, &old); err != nil {
+		return err
+	}
+	if err := setAttrs(p, st, symlink); err != nil {
+		return err
+	}
+	j.undo = append(j.undo, func() error { return restoreAttrs(p, &old) })
+	return nil
+}
+
+// rollback undoes every recorded change, newest first. The times of the
+// directories whose entries changed are given back by restoreDirTimes,
+// once nothing moves any more.
+func (j *journal) rollback() error {
+	var errs []error
+	for i := len(j.undo) - 1; i >= 0; i-- {
+		if err := j.undo[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	j.undo = nil
+	return errors.Join(errs...)
+}
+
+// restoreAttrs gives p back the mode, owner and times of old.
+func restoreAttrs(p string, old *syscall.Stat_t) error {
+	if os.Geteuid() == 0 {
+		if err := os.Lchown(p, int(old.Uid), int(old.Gid)); err != nil {
+			return err
+		}
+	}
+	if old.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+		return nil
+	}
+	if err := syscall.Chmod(p, old.Mode&0o7777); err != nil {
+		return err
+	}
+	return os.Chtimes(p, time.Unix(old.Atim.Unix()), time.Unix(old.Mtim.Unix()))
+}
+
+// apply makes changes on the host as one unit: everything is staged
+// first; then entries are moved aside, placed and given attributes under
+// a journal; if any step fails, the journal puts the host back and the
+// error says so.
+func apply(a *core.Agent, base string, changes []Change, force bool) (err error) {
 	host := func(p string) string { return filepath.Join(base, filepath.FromSlash(p)) }
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	stage := filepath.Join(base, ".agentfs-commit-"+hex.EncodeToString(rnd[:]))
+	j := &journal{stage: stage, dirs: map[string]syscall.Stat_t{}}
+	j.noteDir(base) // the staging directory comes and goes in it
 	if err := os.Mkdir(stage, 0o700); err != nil {
 		return fmt.Errorf("commit: staging directory: %w", err)
 	}
-	defer os.RemoveAll(stage)
+	defer func() {
+		if err != nil {
+			if rerr := j.rollback(); rerr != nil {
+				// Keep the staging directory: it holds what could not
+				// be moved back.
+				err = fmt.Errorf("%w; the host could not be fully restored (%v): the moved-aside originals are in %s", err, rerr, stage)
+				return
+			}
+			os.RemoveAll(stage)
+			j.restoreDirTimes()
+			err = fmt.Errorf("%w (nothing was changed on the host: what had been applied was undone)", err)
+			return
+		}
+		os.RemoveAll(stage)
+	}()
 	// 1. Stage every file's new content while all base files are intact.
 	// A delta inode with several new names (hard links) is staged once;
 	// its other names become hard links of the first on the host.
@@ -201,10 +354,10 @@ func apply(a *core.Agent, base string, changes []Change, force bool) error {
 		}
 		staged[i] = tmp
 	}
-	// 2. Deletions (top paths only).
+	// 2. Deletions (top paths only): moved aside.
 	for _, c := range changes {
 		if c.Op == Deleted {
-			if err := os.RemoveAll(host(c.Path)); err != nil {
+			if err := j.aside(host(c.Path)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("commit: delete %s: %w", c.Path, err)
 			}
 		}
@@ -220,17 +373,17 @@ func apply(a *core.Agent, base string, changes []Change, force bool) error {
 		exists := syscall.Lstat(p, &st) == nil
 		if c.Type == "dir" {
 			if exists && st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-				if err := os.Remove(p); err != nil {
+				if err := j.aside(p); err != nil {
 					return fmt.Errorf("commit %s: %w", c.Path, err)
 				}
 				exists = false
 			}
 			if !exists {
-				if err := os.Mkdir(p, 0o700); err != nil {
+				if err := j.mkdir(p); err != nil {
 					return fmt.Errorf("commit %s: %w", c.Path, err)
 				}
 			}
-			if err := setAttrs(p, c.st, false); err != nil {
+			if err := j.attrs(p, c.st, false); err != nil {
 				return fmt.Errorf("commit %s: %w", c.Path, err)
 			}
 			dirs = append(dirs, c)
@@ -244,26 +397,30 @@ func apply(a *core.Agent, base string, changes []Change, force bool) error {
 			staged[i] = tmp
 		}
 		if tmp, ok := staged[i]; ok {
-			if exists && st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-				if err := os.RemoveAll(p); err != nil {
+			if exists {
+				if err := j.aside(p); err != nil {
 					return fmt.Errorf("commit %s: %w", c.Path, err)
 				}
 			}
-			if err := os.Rename(tmp, p); err != nil {
+			if err := j.place(tmp, p); err != nil {
 				return fmt.Errorf("commit %s: %w", c.Path, err)
 			}
 			continue
 		}
 		// Attributes only.
-		if err := setAttrs(p, c.st, c.Type == "symlink"); err != nil {
+		if err := j.attrs(p, c.st, c.Type == "symlink"); err != nil {
 			return fmt.Errorf("commit %s: %w", c.Path, err)
 		}
 	}
 	// 4. Directory times last, deepest first: entries made in a directory
-	// change its mtime.
+	// change its mtime. (Their old times are restored by the journal's
+	// attrs entries if a later step fails.)
 	sort.Slice(dirs, func(i, j int) bool { return dirs[i].Path > dirs[j].Path })
 	for _, c := range dirs {
 		t := c.st.Mtime
+		if err := hostChange(host(c.Path)); err != nil {
+			return fmt.Errorf("commit %s: %w", c.Path, err)
+		}
 		if err := os.Chtimes(host(c.Path), t, t); err != nil {
 			return fmt.Errorf("commit %s: %w", c.Path, err)
 		}

@@ -277,3 +277,57 @@ func TestCommit_RefusesDeletingChangedBase(t *testing.T) {
 		}
 	}
 }
+
+// A commit that fails halfway puts the host back as it was: every file
+// replaced, deleted or added before the failure is restored.
+func TestCommit_FailureRestoresHost(t *testing.T) {
+	for _, failAt := range []int{1, 3, 6, 10, 1000} {
+		a, base := newOverlay(t, baseFiles())
+		edit(t, a.FS)
+		before := snapshotTree(t, base)
+		changes, err := overlay.Diff(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		var failed string
+		restore := overlay.SetHostChangeHook(func(p string) error {
+			n++
+			if n == failAt {
+				failed = p
+				return syscall.EIO
+			}
+			return nil
+		})
+		_, err = overlay.Commit(a, overlay.CommitOptions{})
+		restore()
+		if failAt > n {
+			// Past the last host change: the commit succeeds.
+			t.Logf("%d host changes in a commit", n)
+			if err != nil {
+				t.Fatalf("failAt %d (after %d host changes): Commit = %v", failAt, n, err)
+			}
+			continue
+		}
+		if !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "undone") {
+			t.Fatalf("failAt %d (%s): Commit = %v, want EIO and the host restored", failAt, failed, err)
+		}
+		if after := snapshotTree(t, base); !mapsEqual(before, after) {
+			t.Fatalf("failAt %d (%s): host changed:\nbefore %v\nafter  %v", failAt, failed, before, after)
+		}
+		entries, _ := os.ReadDir(base)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".agentfs-commit") {
+				t.Errorf("staging directory left behind: %s", e.Name())
+			}
+		}
+		// The delta still has every change: a second commit applies them.
+		again, err := overlay.Diff(a)
+		if err != nil || len(again) != len(changes) {
+			t.Fatalf("Diff after the failed commit: %d changes, %v; want %d", len(again), err, len(changes))
+		}
+		if res, err := overlay.Commit(a, overlay.CommitOptions{}); err != nil || !res.Applied {
+			t.Fatalf("second Commit = %+v, %v", res, err)
+		}
+	}
+}

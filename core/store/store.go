@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "github.com/tursodatabase/go-libsql" // registers the "libsql" driver
+	"github.com/agentfs-go/agentfs/core/internal/sqlite"
 )
 
 // Durability chooses how hard each commit tries to reach the disk.
@@ -155,7 +155,7 @@ func (db *DB) ensureWAL(ctx context.Context, conn *sql.Conn) error {
 
 // openPool opens a pool whose every new connection gets the pragmas.
 func (db *DB) openPool(dsn string, size int) (*sql.DB, error) {
-	base, err := libsql.OpenConnector(dsn)
+	base, err := sqlite.Driver{}.OpenConnector(dsn)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -213,17 +213,6 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 }
 
 func (c *connector) Driver() driver.Driver { return c.base.Driver() }
-
-var libsql = libsqlDriver()
-
-func libsqlDriver() driver.DriverContext {
-	db, err := sql.Open("libsql", "file::memory:")
-	if err != nil {
-		panic(err) // the driver registers itself at init; cannot fail
-	}
-	defer db.Close()
-	return db.Driver().(driver.DriverContext)
-}
 
 // Path is the absolute path of the database file.
 func (db *DB) Path() string { return db.path }

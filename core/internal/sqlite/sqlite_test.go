@@ -1,0 +1,131 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentfs-go/agentfs/core/internal/sqlite"
+)
+
+func openDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(sqlite.DriverName, "file:"+filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	return db
+}
+
+// Every storage class comes back as the type callers scan: int64,
+// float64, string, []byte (an empty blob is not NULL), nil.
+func TestValues(t *testing.T) {
+	db := openDB(t)
+	if _, err := db.Exec("CREATE TABLE t (a, b, c, d, e, f); CREATE TABLE u (x);"); err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat([]byte{1, 2, 3}, 100000)
+	if _, err := db.Exec("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", int64(-7), 2.5, "tëxt", []byte{}, nil, big); err != nil {
+		t.Fatal(err)
+	}
+	var a, b, c, d, e, f any
+	if err := db.QueryRow("SELECT a, b, c, d, e, f FROM t").Scan(&a, &b, &c, &d, &e, &f); err != nil {
+		t.Fatal(err)
+	}
+	if a != int64(-7) || b != 2.5 || c != "tëxt" || e != nil {
+		t.Fatalf("values = %#v %#v %#v %#v", a, b, c, e)
+	}
+	if bd, ok := d.([]byte); !ok || bd == nil || len(bd) != 0 {
+		t.Fatalf("empty blob = %#v, want []byte{}", d)
+	}
+	if bf, ok := f.([]byte); !ok || !bytes.Equal(bf, big) {
+		t.Fatal("large blob differs")
+	}
+	// A date-like text stays text.
+	var s any
+	if err := db.QueryRow("SELECT '2024-01-02 03:04:05'").Scan(&s); err != nil || s != "2024-01-02 03:04:05" {
+		t.Fatalf("date-like text = %#v, %v", s, err)
+	}
+}
+
+// A statement runs again from the cache with other arguments, also while
+// rows of the same statement are still open (it then prepares a second
+// copy), and arguments past the statement's parameters are ignored.
+func TestStatementCache(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE t (k INTEGER PRIMARY KEY, v)"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 { // more distinct statements than the cache holds
+		q := fmt.Sprintf("INSERT INTO t (k, v) VALUES (?, ?) -- %d", i%290)
+		r, err := conn.ExecContext(ctx, q, int64(i), fmt.Sprint("v", i), "ignored")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, _ := r.LastInsertId(); id != int64(i) {
+			t.Fatalf("LastInsertId = %d, want %d", id, i)
+		}
+	}
+	const q = "SELECT k, v FROM t WHERE k >= ? ORDER BY k LIMIT 3"
+	outer, err := conn.QueryContext(ctx, q, int64(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for outer.Next() {
+		var k int64
+		var v string
+		if err := outer.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		var k2 int64
+		if err := conn.QueryRowContext(ctx, q, int64(200)).Scan(&k2, new(string)); err != nil || k2 != 200 {
+			t.Fatalf("nested query = %d, %v", k2, err)
+		}
+		if k != int64(10+n) || v != fmt.Sprint("v", k) {
+			t.Fatalf("row %d = %d %q", n, k, v)
+		}
+		n++
+	}
+	if err := outer.Err(); err != nil || n != 3 {
+		t.Fatalf("outer rows: %d, %v", n, err)
+	}
+	outer.Close()
+}
+
+// Errors carry SQLite's message and code; a failing statement leaves the
+// connection usable.
+func TestErrors(t *testing.T) {
+	db := openDB(t)
+	_, err := db.Exec("INSERT INTO missing VALUES (1)")
+	var se *sqlite.Error
+	if !errors.As(err, &se) || se.Primary() != 1 || se.Error() != "no such table: missing" {
+		t.Fatalf("err = %#v", err)
+	}
+	if _, err := db.Exec("CREATE TABLE t (x UNIQUE)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Exec("INSERT INTO t VALUES (1)")
+	_, err = db.Exec("INSERT INTO t VALUES (?)", int64(1))
+	if !errors.As(err, &se) || se.Primary() != 19 { // SQLITE_CONSTRAINT
+		t.Fatalf("duplicate: %v", err)
+	}
+	if _, err := db.Exec("INSERT INTO t VALUES (?)", int64(2)); err != nil {
+		t.Fatalf("after an error: %v", err)
+	}
+	if _, err := db.Exec("SELECT ?; SELECT 2", int64(1)); err == nil {
+		t.Fatal("two statements with arguments: want an error")
+	}
+}

@@ -3,7 +3,6 @@ module github.com/agentfs-go/agentfs/core
 go 1.26.8
 
 require (
-	connectrpc.com/connect v1.21.1
 	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/benhoyt/goawk v1.31.0
 	github.com/google/jsonschema-go v0.4.3
@@ -12,8 +11,12 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/tursodatabase/go-libsql v0.0.0-20251219133454-43644db490ff
 	golang.org/x/sys v0.47.0
-	google.golang.org/protobuf v1.36.12
 	mvdan.cc/sh/v3 v3.14.1
+)
+
+require (
+	connectrpc.com/connect v1.21.1 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (

@@ -8,16 +8,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs-go/agentfs/core/internal/sqlite"
 	"github.com/agentfs-go/agentfs/core/store"
-
-	_ "github.com/tursodatabase/go-libsql"
 )
+
+// openStore opens a new database, closed when the test ends.
+func openStore(t *testing.T) (*store.DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := store.Open(context.Background(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, path
+}
 
 // walFrames reads how many frames the WAL holds and how many of them are
 // in the database file, from a connection of its own.
 func walFrames(t *testing.T, path string) (logFrames, moved int64) {
 	t.Helper()
-	db, err := sql.Open("libsql", "file:"+path)
+	db, err := sql.Open(sqlite.DriverName, "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,14 +45,9 @@ func walFrames(t *testing.T, path string) (logFrames, moved int64) {
 // into the database file soon after.
 func TestCheckpoint_InBackground(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "a.db")
-	db, err := store.Open(ctx, path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, path := openStore(t)
 	blob := make([]byte, 1<<20)
-	err = db.Write(ctx, func(c *store.Conn) error {
+	err := db.Write(ctx, func(c *store.Conn) error {
 		if _, err := c.Exec("CREATE TABLE t (x)"); err != nil {
 			return err
 		}
@@ -75,12 +81,7 @@ func TestCheckpoint_InBackground(t *testing.T) {
 func TestCheckpoint_WALBoundedUnderSustainedWrites(t *testing.T) {
 	defer store.SetWALLimit(store.SetWALLimit(256))
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "a.db")
-	db, err := store.Open(ctx, path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, path := openStore(t)
 	if err := db.Write(ctx, func(c *store.Conn) error { _, err := c.Exec("CREATE TABLE t (x)"); return err }); err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,9 @@
 // prepared statements (by SQL text), binds blobs in place (pinned Go
 // memory, SQLITE_STATIC), and reads a whole row per cgo call.
 //
-// Values: INTEGER is int64, REAL float64, TEXT string, BLOB []byte, NULL
-// nil (no conversion of text that looks like a date).
+// Values: INTEGER is int64, REAL float64, TEXT string, BLOB []byte (in
+// SQLite's memory until the next row: database/sql copies it except into
+// *sql.RawBytes), NULL nil (no conversion of text that looks like a date).
 package sqlite
 
 /*
@@ -533,7 +534,16 @@ func (r *rows) Next(dest []driver.Value) error {
 		case 3:
 			dest[i] = C.GoStringN((*C.char)(col.p), col.n)
 		case 4:
-			dest[i] = C.GoBytes(col.p, col.n)
+			// SQLite's own memory, valid until the next step or reset,
+			// which only Next and Close do: database/sql copies it for
+			// every destination but *sql.RawBytes, whose contract is the
+			// same (valid until the next Next). File data is read this
+			// way without an allocation and a copy per chunk.
+			if col.n == 0 {
+				dest[i] = []byte{}
+			} else {
+				dest[i] = unsafe.Slice((*byte)(col.p), int(col.n))
+			}
 		default:
 			dest[i] = nil
 		}

@@ -129,3 +129,42 @@ func TestErrors(t *testing.T) {
 		t.Fatal("two statements with arguments: want an error")
 	}
 }
+
+// Blobs come out in SQLite's memory: a []byte destination gets its own
+// copy that later rows do not touch; a RawBytes one is valid until Next.
+func TestBlobsOutliveTheirRow(t *testing.T) {
+	db := openDB(t)
+	if _, err := db.Exec("CREATE TABLE t (k INTEGER PRIMARY KEY, b BLOB)"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := db.Exec("INSERT INTO t VALUES (?, ?)", int64(i), bytes.Repeat([]byte{byte('a' + i)}, 5000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := db.Query("SELECT b FROM t ORDER BY k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept [][]byte
+	for rows.Next() {
+		var b []byte
+		var raw sql.RawBytes
+		if err := rows.Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		if err := rows.Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(raw, b) {
+			t.Fatal("RawBytes and []byte differ")
+		}
+		kept = append(kept, b)
+	}
+	rows.Close()
+	for i, b := range kept {
+		if !bytes.Equal(b, bytes.Repeat([]byte{byte('a' + i)}, 5000)) {
+			t.Fatalf("row %d changed after later rows were read", i)
+		}
+	}
+}

@@ -150,10 +150,10 @@ func TestBlobsOutliveTheirRow(t *testing.T) {
 	for rows.Next() {
 		var b []byte
 		var raw sql.RawBytes
-		if err := rows.Scan(&raw); err != nil {
+		if err := rows.Scan(&b); err != nil {
 			t.Fatal(err)
 		}
-		if err := rows.Scan(&b); err != nil {
+		if err := rows.Scan(&raw); err != nil { // last: it holds the row
 			t.Fatal(err)
 		}
 		if !bytes.Equal(raw, b) {

@@ -80,7 +80,7 @@ func (db *DB) startCheckpointer(ctx context.Context) {
 	if db.opts.ReadOnly || db.primary == nil || db.readers == nil {
 		return
 	}
-	// The pragma answers with a row, which the driver's Exec refuses.
+	// The pragma answers with the value now in force.
 	var pages int64
 	if err := db.primary.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint = 0").Scan(&pages); err != nil || pages != 0 {
 		return

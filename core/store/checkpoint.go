@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"os"
 	"sync"
@@ -125,12 +126,17 @@ func (db *DB) catchUp(ctx context.Context) {
 	if cp := db.ckpt; cp != nil && cp.long.Load() {
 		cp.mu.Lock() // wait for a background checkpoint in progress
 		defer cp.mu.Unlock()
-		var busy, logFrames, moved int64
-		err := db.primary.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &moved)
-		if err == nil && busy == 0 && moved == logFrames {
+		if busy, logFrames, moved, err := checkpointOn(ctx, db.primary); err == nil && busy == 0 && moved == logFrames {
 			cp.long.Store(false)
 		}
 	}
+}
+
+// checkpointOn runs a PASSIVE checkpoint on conn and returns SQLite's
+// answer: busy, frames in the WAL, frames copied into the database file.
+func checkpointOn(ctx context.Context, conn *sql.Conn) (busy, logFrames, moved int64, err error) {
+	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &moved)
+	return busy, logFrames, moved, err
 }
 
 // runCheckpoints runs a PASSIVE checkpoint after commits, at most every
@@ -144,9 +150,8 @@ func (db *DB) runCheckpoints(cp *checkpointer) {
 			return
 		}
 		if conn, err := db.readers.Conn(context.Background()); err == nil {
-			var busy, logFrames, moved int64
 			cp.mu.Lock()
-			if conn.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &moved) == nil && logFrames > walLimit {
+			if _, logFrames, _, err := checkpointOn(context.Background(), conn); err == nil && logFrames > walLimit {
 				cp.long.Store(true)
 			}
 			cp.mu.Unlock()

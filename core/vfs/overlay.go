@@ -183,52 +183,52 @@ type hostXattr struct {
 // baseXattrs reads the extended attributes of a base entry (not following
 // a symlink) that belong to the file: the security.* and system.*
 // namespaces describe the host's policy (labels, ACLs, capabilities) and
-// stay behind. A filesystem without xattrs has none.
+// stay behind. A filesystem without xattrs has none. Most entries have
+// none, which costs one listxattr(2) and no allocation.
 func baseXattrs(path string) ([]hostXattr, error) {
-	buf := make([]byte, 256)
-	var n int
-	for {
-		var err error
-		n, err = unix.Llistxattr(path, buf)
-		if err == unix.ERANGE {
-			buf = make([]byte, 2*len(buf))
+	list, err := readSized(func(b []byte) (int, error) { return unix.Llistxattr(path, b) })
+	if err == unix.ENOTSUP || err == unix.ENODATA {
+		return nil, nil
+	}
+	if err != nil || len(list) == 0 {
+		return nil, err
+	}
+	var out []hostXattr
+	for _, name := range strings.Split(string(list), "\x00") {
+		if name == "" || strings.HasPrefix(name, "security.") || strings.HasPrefix(name, "system.") {
 			continue
 		}
-		if err == unix.ENOTSUP || err == unix.ENODATA {
-			return nil, nil
+		v, err := readSized(func(b []byte) (int, error) { return unix.Lgetxattr(path, name, b) })
+		if err == unix.ENODATA { // removed in between
+			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		break
-	}
-	var out []hostXattr
-	for _, name := range strings.Split(string(buf[:n]), "\x00") {
-		if name == "" || strings.HasPrefix(name, "security.") || strings.HasPrefix(name, "system.") {
-			continue
-		}
-		v := make([]byte, 256)
-		for {
-			m, err := unix.Lgetxattr(path, name, v)
-			if err == unix.ERANGE {
-				v = make([]byte, 2*len(v))
-				continue
-			}
-			if err == unix.ENODATA { // removed in between
-				v = nil
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			v = v[:m]
-			break
-		}
-		if v != nil {
-			out = append(out, hostXattr{name, v})
-		}
+		out = append(out, hostXattr{name, v})
 	}
 	return out, nil
+}
+
+// readSized runs an xattr call that answers its size when given no
+// buffer, then again with a buffer of that size, again if the value grew
+// in between (ERANGE).
+func readSized(call func(b []byte) (int, error)) ([]byte, error) {
+	for {
+		n, err := call(nil)
+		if err != nil || n == 0 {
+			return []byte{}, err
+		}
+		b := make([]byte, n)
+		n, err = call(b)
+		if err == unix.ERANGE {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return b[:n], nil
+	}
 }
 
 // DeltaInoBase is where the numbers of inodes created in an overlay's

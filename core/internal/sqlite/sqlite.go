@@ -298,7 +298,6 @@ type stmt struct {
 	ncol   int
 	nparam int // parameters it takes: arguments past them are ignored, as go-libsql did
 	names  []string
-	cached bool // belongs in conn.cache when idle
 	pin    runtime.Pinner
 }
 
@@ -314,7 +313,7 @@ func (s *stmt) finalize() {
 }
 
 // take returns the statement for query: the cached one if idle, else a
-// new one (cached when it is a single statement).
+// new one (query must be a single statement).
 func (c *conn) take(query string) (*stmt, error) {
 	if c.db == nil {
 		return nil, driver.ErrBadConn
@@ -337,7 +336,7 @@ func (c *conn) take(query string) (*stmt, error) {
 		C.sqlite3_finalize(s)
 		return nil, fmt.Errorf("sqlite: one statement at a time, with arguments (%q follows)", C.GoString(tail))
 	}
-	st := &stmt{s: s, query: query, ncol: int(C.sqlite3_column_count(s)), nparam: int(C.sqlite3_bind_parameter_count(s)), cached: true}
+	st := &stmt{s: s, query: query, ncol: int(C.sqlite3_column_count(s)), nparam: int(C.sqlite3_bind_parameter_count(s))}
 	if st.ncol > 0 {
 		st.cols = (*C.column)(C.calloc(C.size_t(st.ncol), C.size_t(unsafe.Sizeof(C.column{}))))
 		st.names = make([]string, st.ncol)
@@ -354,8 +353,8 @@ func (c *conn) release(s *stmt) {
 		C.sqlite3_reset(s.s)
 		C.sqlite3_clear_bindings(s.s)
 	}
-	s.pin.Unpin() // SQLite no longer points into the bound blobs
-	if !s.cached || c.cache == nil || s.s == nil {
+	s.pin.Unpin()                     // SQLite no longer points into the bound blobs
+	if c.cache == nil || s.s == nil { // the connection closed meanwhile
 		s.finalize()
 		return
 	}
@@ -430,7 +429,7 @@ func (c *conn) bind(s *stmt, args []driver.NamedValue) error {
 // several statements separated by semicolons.
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	if len(args) == 0 {
-		if _, ok := c.cache[query]; !ok && strings.Count(query, ";") > 0 {
+		if _, ok := c.cache[query]; !ok && strings.Contains(query, ";") {
 			return c.execScript(query)
 		}
 	}

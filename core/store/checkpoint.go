@@ -49,7 +49,8 @@ type checkpointer struct {
 	kick    chan struct{} // wakes it after a commit
 	stop    chan struct{} // closed to stop it
 	done    chan struct{} // closed when it has stopped
-	long    atomic.Bool   // the WAL was seen longer than walLimit frames
+	limit   int64         // walLimit when it started
+	long    atomic.Bool   // the WAL was seen longer than limit frames
 	mu      sync.Mutex    // held while a checkpoint runs
 	shmPath string
 	shm     *os.File // the wal-index, for the WAL's length, opened at the first commit
@@ -86,7 +87,7 @@ func (db *DB) startCheckpointer(ctx context.Context) {
 	if err := db.primary.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint = 0").Scan(&pages); err != nil || pages != 0 {
 		return
 	}
-	cp := &checkpointer{kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	cp := &checkpointer{kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), limit: walLimit}
 	cp.shmPath = db.path + "-shm"
 	db.ckpt = cp
 	go db.runCheckpoints(cp)
@@ -113,7 +114,7 @@ func (db *DB) committed() {
 		case cp.kick <- struct{}{}:
 		default:
 		}
-		if n, ok := cp.walFrames(); ok && n > walLimit {
+		if n, ok := cp.walFrames(); ok && n > cp.limit {
 			cp.long.Store(true)
 		}
 	}
@@ -151,7 +152,7 @@ func (db *DB) runCheckpoints(cp *checkpointer) {
 		}
 		if conn, err := db.readers.Conn(context.Background()); err == nil {
 			cp.mu.Lock()
-			if _, logFrames, _, err := checkpointOn(context.Background(), conn); err == nil && logFrames > walLimit {
+			if _, logFrames, _, err := checkpointOn(context.Background(), conn); err == nil && logFrames > cp.limit {
 				cp.long.Store(true)
 			}
 			cp.mu.Unlock()

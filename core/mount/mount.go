@@ -8,22 +8,27 @@
 // # Kernel caching and the staleness bound
 //
 // The kernel caches directory entries, negative lookups and attributes
-// for Timeout (1 s by default) and file data in its page cache, with
-// writeback caching (CAP_WRITEBACK_CACHE): writes are gathered in the page
-// cache and sent in requests of up to 1 MiB (MaxWrite).
+// for Timeout (10 s by default), directory listings, and file data in its
+// page cache, with writeback caching (CAP_WRITEBACK_CACHE): writes are
+// gathered in the page cache and sent in requests of up to 1 MiB
+// (MaxWrite). Directories are listed without OPENDIR and RELEASEDIR
+// (dirs.go).
 //
 // The database stays usable by other processes while mounted (the SDK,
-// the CLI, another mount). Changes they commit become visible through the
-// mount within Timeout (1 s): entries and attributes expire by then, and a
-// watcher polls the database's data version every PollInterval (200 ms);
-// after a foreign commit it compares the inodes the kernel knows with the
-// database and invalidates the changed ones (their page cache, their
-// attributes and, for regular files, whose size and times the kernel
-// trusts over the server's under writeback caching, their directory entry
-// so that the next lookup instantiates them afresh). One exception: the
-// size of a regular file that is held open through the mount while
-// another process changes it is the kernel's until the last descriptor is
-// closed.
+// the CLI, another mount). A watcher polls the database's data version
+// every PollInterval (200 ms); after a foreign commit it compares the
+// inodes the kernel knows with the database and invalidates the changed
+// ones (their page cache and listing, their attributes and, for regular
+// files, whose size and times the kernel trusts over the server's under
+// writeback caching, their directory entry so that the next lookup
+// instantiates them afresh), and in a changed directory of up to 20,000
+// entries the names that appeared, went or moved, negative entries
+// included. So changes of other processes show within PollInterval plus
+// the time to compare; Timeout is the bound where the watcher does not
+// look: names in directories of more than 20,000 entries. One
+// exception: the size of a regular file that is held open through the
+// mount while another process changes it is the kernel's until the last
+// descriptor is closed.
 //
 // In the other direction, operations through the mount share
 // transactions (group commit, Options.CommitDelay, 10 ms by default): a
@@ -68,7 +73,7 @@ const FSType = "fuse.agentfs"
 
 // Defaults of Options.
 const (
-	DefaultTimeout      = time.Second
+	DefaultTimeout      = 10 * time.Second
 	DefaultPollInterval = 200 * time.Millisecond
 	DefaultCommitDelay  = 10 * time.Millisecond
 	MaxWrite            = 1 << 20
@@ -86,8 +91,9 @@ type Options struct {
 	// (the kernel then checks permission bits: default_permissions).
 	AllowOther bool
 	// Timeout is how long the kernel caches entries, negative lookups and
-	// attributes: the bound on how stale a change made by another process
-	// can look. Default 1 s.
+	// attributes. The watcher invalidates them when another process
+	// changes them; Timeout bounds what it does not check (see the
+	// package comment). Default 10 s.
 	Timeout time.Duration
 	// PollInterval is how often the watcher looks for commits of other
 	// processes. Default 200 ms; negative disables the watcher.
@@ -197,7 +203,12 @@ func Mount(dir string, fsys *vfs.FS, opts Options) (*Server, error) {
 	if opts.CommitDelay > 0 {
 		fsys.SetGroupCommit(opts.CommitDelay)
 	}
-	srv, err := fs.Mount(abs, s.root, fo)
+	raw := &rawFS{RawFileSystem: fs.NewNodeFS(s.root, fo), noOpendir: opts.PollInterval > 0}
+	srv, err := fuse.NewServer(raw, abs, &fo.MountOptions)
+	if err == nil {
+		go srv.Serve()
+		err = srv.WaitMount()
+	}
 	if err != nil {
 		fsys.SetGroupCommit(0)
 		return nil, fmt.Errorf("mount %s: %w", abs, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -18,6 +19,11 @@ type node struct {
 	fs.Inode
 	s   *Server
 	ino int64
+
+	// Directories only: the listing being read (dirs.go), and the
+	// attributes at rmdir for fstat(2) of the directory still open.
+	listing atomic.Pointer[listing]
+	removed atomic.Pointer[vfs.Stat]
 }
 
 var (
@@ -102,9 +108,9 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	if err != nil {
 		// fstat(2) of a directory removed while open: the engine keeps
 		// no inode of it (open files only), so answer from the
-		// attributes seen when it was opened, with no links left.
-		if d, ok := f.(*dirHandle); ok && vfs.Errno(err) == syscall.ENOENT && d.st.Ino != 0 {
-			st = d.st
+		// attributes at rmdir, with no links left.
+		if gone := n.removed.Load(); gone != nil && vfs.Errno(err) == syscall.ENOENT {
+			st = *gone
 			st.Nlink = 0
 			n.s.fill(st, &out.Attr)
 			return 0
@@ -286,7 +292,22 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	return n.s.errno(n.s.fs.RmdirAt(n.ino, name))
+	var child *node
+	var st vfs.Stat
+	if ch := n.GetChild(name); ch != nil {
+		if c, ok := ch.Operations().(*node); ok {
+			if s, err := n.s.fs.StatIno(c.ino); err == nil {
+				child, st = c, s
+			}
+		}
+	}
+	if err := n.s.fs.RmdirAt(n.ino, name); err != nil {
+		return n.s.errno(err)
+	}
+	if child != nil && child.ino == st.Ino {
+		child.removed.Store(&st)
+	}
+	return 0
 }
 
 // Rename flags of renameat2(2); the engine uses the same values.
@@ -390,19 +411,4 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 		off++
 	}
 	return uint32(size), 0
-}
-
-func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	st, err := n.s.fs.StatIno(n.ino)
-	if err != nil {
-		return nil, 0, n.s.errno(err)
-	}
-	var fl uint32
-	if n.s.opts.PollInterval > 0 {
-		// The kernel keeps listings in its cache across opendir; it
-		// drops them on changes made through the mount, and the watcher
-		// on changes by other processes.
-		fl = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
-	}
-	return &dirHandle{n: n, st: st}, fl, 0
 }

@@ -108,6 +108,10 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 	return &dirHandle{n: n, st: st}, fl, 0
 }
 
+// keepListing is the largest listing a directory node keeps after it was
+// read to the end (until the directory changes or the kernel forgets it).
+const keepListing = 1024
+
 // listing is a directory's entries as read at one stamp of it.
 type listing struct {
 	at      stamp
@@ -180,8 +184,12 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 		d.last = e
 		return &fuse.DirEntry{Name: e.Name, Ino: uint64(e.Stat.Ino), Mode: e.Stat.Mode, Off: uint64(pos + 1)}, 0
 	}
-	// The end: the node need not keep the listing any longer.
-	d.n.listing.CompareAndSwap(d.l, nil)
+	// The end. The kernel asks once more at this offset before it takes
+	// the listing as complete: keep a small listing for that request;
+	// a large one is cheaper to read again than to keep.
+	if len(d.l.entries) > keepListing {
+		d.n.listing.CompareAndSwap(d.l, nil)
+	}
 	return nil, 0
 }
 

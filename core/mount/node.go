@@ -90,6 +90,7 @@ func (n *node) newChild(ctx context.Context, st vfs.Stat, out *fuse.EntryOut) *f
 // OnForget: the kernel dropped the inode; so does the watcher's record.
 func (n *node) OnForget() {
 	n.s.seen.Delete(n.ino)
+	n.listing.Store(nil)
 	for _, name := range []string{"security.capability", "security.selinux"} {
 		n.s.xattrNeg.Delete(xattrKey{n.ino, name})
 	}

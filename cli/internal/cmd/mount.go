@@ -31,6 +31,7 @@ const readyFDEnv = "AGENTFS_MOUNT_READY_FD"
 type mountFlags struct {
 	autoUnmount bool
 	allowOther  bool
+	debug       bool
 	uid, gid    int64
 }
 
@@ -43,6 +44,9 @@ func (f mountFlags) args() []string {
 	if f.allowOther {
 		a = append(a, "--allow-other")
 	}
+	if f.debug {
+		a = append(a, "--debug")
+	}
 	if f.uid >= 0 {
 		a = append(a, "--uid", strconv.FormatInt(f.uid, 10))
 	}
@@ -53,7 +57,7 @@ func (f mountFlags) args() []string {
 }
 
 func (f mountFlags) options(source string) (mount.Options, error) {
-	o := mount.Options{FsName: source, AllowOther: f.allowOther}
+	o := mount.Options{FsName: source, AllowOther: f.allowOther, Debug: f.debug}
 	for _, v := range []struct {
 		name string
 		n    int64
@@ -83,7 +87,7 @@ filesystem is served in the background until "agentfs umount DIR"; with -f
 it is served in the foreground until unmounted or interrupted.
 
 The database stays usable by other processes while mounted: their changes
-show through the mount within a second, and what is written through the
+show through the mount within a fraction of a second, and what is written through the
 mount is in the database when the writing program closes the file (or calls
 fsync).
 
@@ -110,6 +114,9 @@ fusermount3 (Debian package fuse3).`,
 			}
 			if _, err := fl.options(""); err != nil {
 				return err
+			}
+			if fl.debug && !foreground {
+				return usageError(cmd, "--debug logs to standard error: use it with -f")
 			}
 			dir, err := mountDir(args[1])
 			if err != nil {
@@ -138,6 +145,7 @@ fusermount3 (Debian package fuse3).`,
 	c.Flags().BoolVarP(&foreground, "foreground", "f", false, "serve in the foreground until unmounted or interrupted")
 	c.Flags().BoolVar(&fl.autoUnmount, "auto-unmount", false, "unmount automatically when the server process ends, even if killed")
 	c.Flags().BoolVar(&fl.allowOther, "allow-other", false, "let other users use the mount (needs user_allow_other in /etc/fuse.conf unless root)")
+	c.Flags().BoolVar(&fl.debug, "debug", false, "log every FUSE request and reply to standard error (with -f)")
 	c.Flags().Int64Var(&fl.uid, "uid", -1, "report this user id as the owner of every file")
 	c.Flags().Int64Var(&fl.gid, "gid", -1, "report this group id as the group of every file")
 	c.Flags().StringVar(&watch, "auto-unmount-watch", "", "internal: unmount DIR when the server holding descriptor 3 ends")

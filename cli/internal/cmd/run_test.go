@@ -465,16 +465,26 @@ func TestRunWithoutUserNamespace(t *testing.T) {
 	sameTree(t, "the host directory", hostTree(t, dir), before)
 }
 
-// TestRunUnprivileged runs the sandbox as user nobody, where the system
-// lets it (/dev/fuse open to all users, unprivileged user namespaces
-// allowed): the user keeps its uid, the host stays unchanged.
+// TestRunUnprivileged runs the sandbox as user nobody, where the kernel
+// allows unprivileged user namespaces (the test opens /dev/fuse to all
+// users if needed): the user keeps its uid, the host stays unchanged.
 func TestRunUnprivileged(t *testing.T) {
 	canMount(t)
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: needs root to become another user")
 	}
-	if st, err := os.Stat("/dev/fuse"); err != nil || st.Mode().Perm()&0o006 != 0o006 {
-		t.Skip("skipping: /dev/fuse is not open to other users (chmod 0666 /dev/fuse)")
+	fuseDev, err := os.Stat("/dev/fuse")
+	if err != nil {
+		t.Skip("skipping: no /dev/fuse")
+	}
+	if perm := fuseDev.Mode().Perm(); perm&0o006 != 0o006 {
+		// Distributions create /dev/fuse with mode 0666; containers
+		// often make it 0600. As root, open it to other users for this
+		// test and put the mode back afterwards.
+		if err := os.Chmod("/dev/fuse", 0o666); err != nil {
+			t.Skipf("skipping: /dev/fuse is not open to other users and chmod failed: %v", err)
+		}
+		t.Cleanup(func() { os.Chmod("/dev/fuse", perm) })
 	}
 	const nobody = 65534
 	// A directory tree user nobody can reach, with a copy of this binary.

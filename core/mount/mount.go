@@ -128,6 +128,10 @@ type Server struct {
 	// after a commit of another process.
 	xattrNeg sync.Map // xattrKey -> struct{}
 
+	statfsMu   sync.Mutex
+	statfsLast vfs.FSStat
+	statfsAt   time.Time
+
 	stop     chan struct{}
 	stopOnce sync.Once
 	watchers sync.WaitGroup

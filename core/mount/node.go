@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -336,7 +337,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	st, err := n.s.fs.Statfs()
+	st, err := n.s.statfs()
 	if err != nil {
 		return n.s.errno(err)
 	}
@@ -412,4 +413,24 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 		off++
 	}
 	return uint32(size), 0
+}
+
+// statfsTTL is how long a statfs answer is reused: counting the inodes
+// reads the whole inode table (about 1 ms per 25,000 files), and some
+// programs ask before every file they write.
+const statfsTTL = time.Second
+
+// statfs is the engine's Statfs, at most statfsTTL old.
+func (s *Server) statfs() (vfs.FSStat, error) {
+	s.statfsMu.Lock()
+	defer s.statfsMu.Unlock()
+	if !s.statfsAt.IsZero() && time.Since(s.statfsAt) < statfsTTL {
+		return s.statfsLast, nil
+	}
+	st, err := s.fs.Statfs()
+	if err != nil {
+		return st, err
+	}
+	s.statfsLast, s.statfsAt = st, time.Now()
+	return st, nil
 }

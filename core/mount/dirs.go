@@ -33,10 +33,13 @@ import (
 type rawFS struct {
 	fuse.RawFileSystem
 	noOpendir bool
+	srv       *fuse.Server // set before it serves
 }
 
 func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	if r.noOpendir {
+	// Older kernels (before 5.1, which announces NO_OPENDIR_SUPPORT at
+	// INIT) would fail the opendir(2) instead.
+	if r.noOpendir && r.srv.KernelSettings().Flags64()&fuse.CAP_NO_OPENDIR_SUPPORT != 0 {
 		return fuse.ENOSYS
 	}
 	return r.RawFileSystem.OpenDir(cancel, in, out)

@@ -180,8 +180,13 @@ func Mount(dir string, fsys *vfs.FS, opts Options) (*Server, error) {
 		// go-fuse would log a failed attempt for every 1 MiB read (the
 		// reply is larger than a pipe).
 		DisableSplice: true,
-		Debug:         opts.Debug,
-		Logger:        opts.Logger,
+		// Symlink targets never change (a new target is a new inode), so
+		// the kernel may keep them: a path through node_modules/.bin no
+		// longer costs a READLINK per use. The watcher's invalidation
+		// drops them with the rest of a changed inode's cache.
+		EnableSymlinkCaching: true,
+		Debug:                opts.Debug,
+		Logger:               opts.Logger,
 		// This server clears set-user-ID and set-group-ID bits itself
 		// (killPriv in node.go). Otherwise the kernel asks for the
 		// security.capability attribute before every write and chown and
@@ -210,6 +215,7 @@ func Mount(dir string, fsys *vfs.FS, opts Options) (*Server, error) {
 	raw := &rawFS{RawFileSystem: fs.NewNodeFS(s.root, fo), noOpendir: opts.PollInterval > 0}
 	srv, err := fuse.NewServer(raw, abs, &fo.MountOptions)
 	if err == nil {
+		raw.srv = srv
 		go srv.Serve()
 		err = srv.WaitMount()
 	}

@@ -112,7 +112,7 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 }
 
 // keepListing is the largest listing a directory node keeps after it was
-// read to the end (until the directory changes or the kernel forgets it).
+// read to the end, for the kernel's last request.
 const keepListing = 1024
 
 // listing is a directory's entries as read at one stamp of it.
@@ -131,6 +131,9 @@ type dirHandle struct {
 	l    *listing // nil until the first read
 	pos  int      // next position; 0 and 1 are "." and ".."
 	last *vfs.DirEntry
+	// returned counts the entries this handle gave out: with file
+	// handle 0 a handle lives for one request.
+	returned int
 }
 
 var (
@@ -170,6 +173,9 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 	}
 	d.last = nil
 	pos := d.pos
+	if pos-2 < len(d.l.entries) {
+		d.returned++
+	}
 	switch {
 	case pos == 0:
 		d.pos++
@@ -187,10 +193,11 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 		d.last = e
 		return &fuse.DirEntry{Name: e.Name, Ino: uint64(e.Stat.Ino), Mode: e.Stat.Mode, Off: uint64(pos + 1)}, 0
 	}
-	// The end. The kernel asks once more at this offset before it takes
-	// the listing as complete: keep a small listing for that request;
-	// a large one is cheaper to read again than to keep.
-	if len(d.l.entries) > keepListing {
+	// The end. The kernel asks once more, at this offset, before it
+	// takes the listing as complete: keep a small listing for that
+	// request (a large one is cheaper to read again than to keep), and
+	// drop it when that request, which returns nothing, comes.
+	if d.returned == 0 || len(d.l.entries) > keepListing {
 		d.n.listing.CompareAndSwap(d.l, nil)
 	}
 	return nil, 0

@@ -215,3 +215,69 @@ func TestMake(t *testing.T) {
 	}
 	sh(t, proj, "make -s clean")
 }
+
+// TestPackageInstalls installs real packages from the registries into an
+// empty directory through the mount and into a native one, and compares
+// the two trees: npm (tarball extraction, renames, the .bin symlink it
+// runs) and pip (wheels unpacked with --target). It needs the npm
+// registry and PyPI: without them it skips, unless
+// AGENTFS_REQUIRE_NETWORK=1 (CI, which installs from both anyway).
+func TestPackageInstalls(t *testing.T) {
+	needTool(t, "npm", "node", "python3", "diff")
+	if os.Getenv("AGENTFS_REQUIRE_NETWORK") != "1" {
+		if err := exec.Command("npm", "view", "--silent", "semver@7.6.3", "version").Run(); err != nil {
+			t.Skipf("skipping: the npm registry is not reachable (%v)", err)
+		}
+	}
+	fx := mountT(t)
+	tmp := t.TempDir()
+	// Caches outside both trees, shared: the second install of each
+	// kind reads the first one's downloads.
+	env := append(os.Environ(), "npm_config_cache="+filepath.Join(tmp, "npm-cache"),
+		"npm_config_update_notifier=false", "PIP_CACHE_DIR="+filepath.Join(tmp, "pip-cache"),
+		"PIP_DISABLE_PIP_VERSION_CHECK=1", "PYTHONDONTWRITEBYTECODE=1")
+	run := func(dir string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s (in %s): %v\n%s", strings.Join(args, " "), dir, err, out)
+		}
+		return string(out)
+	}
+	venv := filepath.Join(tmp, "venv")
+	run(tmp, "python3", "-m", "venv", venv)
+	pip := filepath.Join(venv, "bin", "pip")
+
+	native := filepath.Join(tmp, "proj") // the same name: npm init names the package after it
+	mounted := fx.p("proj")
+	for _, dir := range []string{native, mounted} {
+		must(t, os.Mkdir(dir, 0o755))
+		start := time.Now()
+		run(dir, "npm", "init", "-y")
+		run(dir, "npm", "install", "--no-audit", "--no-fund", "semver@7.6.3", "is-number@7.0.0")
+		npmTook := time.Since(start)
+		start = time.Now()
+		run(dir, pip, "install", "--no-deps", "--no-compile", "--target", "py", "six==1.16.0", "packaging==24.1")
+		t.Logf("%s: npm init+install %v, pip install %v", dir, npmTook.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	}
+	if out := run(tmp, "diff", "-r", "--no-dereference", native, mounted); out != "" {
+		t.Errorf("the installed trees differ:\n%s", out)
+	}
+	// The installed code runs from the mount.
+	if got := strings.TrimSpace(run(mounted, "node", "-e", "console.log(require('semver').valid('1.2.3'), require('is-number')(5))")); got != "1.2.3 true" {
+		t.Errorf("node require from the mount: %q", got)
+	}
+	if got := strings.TrimSpace(run(mounted, "./node_modules/.bin/semver", "-i", "minor", "1.2.3")); got != "1.3.0" {
+		t.Errorf("node_modules/.bin/semver: %q", got)
+	}
+	if fi, err := os.Lstat(filepath.Join(mounted, "node_modules/.bin/semver")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("node_modules/.bin/semver is not a symlink: %v %v", fi, err)
+	}
+	cmd := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "import six, packaging.version as v; print(six.__version__, v.Version('1.0') < v.Version('1.1'))")
+	cmd.Dir, cmd.Env = mounted, append(env, "PYTHONPATH="+filepath.Join(mounted, "py"))
+	if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "1.16.0 True" {
+		t.Errorf("python import from the mount: %q %v", out, err)
+	}
+}

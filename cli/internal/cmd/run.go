@@ -75,7 +75,10 @@ mount and PID namespaces:
   - CMD sees only its own processes (/proc is the sandbox's);
   - with --no-network, CMD gets an empty network namespace (no interfaces
     up, no route);
-  - AGENTFS=1, AGENTFS_SANDBOX=linux-namespace and AGENTFS_SESSION are set.
+  - AGENTFS=1, AGENTFS_SANDBOX=linux-namespace and AGENTFS_SESSION are set;
+    npm_config_cache=/tmp/.npm and XDG_CACHE_HOME=/tmp/.cache too (unless
+    set, or their home locations are --allow paths), so that package
+    managers, whose caches live in the read-only home, work.
 
 A session is an agent database .agentfs/S.db in the current directory; a
 new run makes one named run-<random hex> unless --session names it, and
@@ -259,4 +262,37 @@ func readRunConfig() (runConfig, error) {
 	}
 	err := json.Unmarshal([]byte(s), &cfg)
 	return cfg, err
+}
+
+// sandboxCaches are the package managers' cache locations under the home
+// directory, which is read-only in the sandbox, and where a run points
+// them instead: its private /tmp, so that "npm install" or "pip install"
+// work without --allow and the host's caches stay untouched.
+var sandboxCaches = []struct{ env, home, tmp string }{
+	{"npm_config_cache", ".npm", "/tmp/.npm"},
+	{"XDG_CACHE_HOME", ".cache", "/tmp/.cache"}, // pip, yarn, go build, ...
+}
+
+// cacheDefaults sets the sandbox's cache variables, except those the
+// caller set and those whose home location is an --allow path (the
+// caller wants the real cache then).
+func cacheDefaults(allow []string) {
+	home, _ := os.UserHomeDir()
+	for _, c := range sandboxCaches {
+		if _, set := os.LookupEnv(c.env); set {
+			continue
+		}
+		allowed := false
+		if home != "" {
+			p := filepath.Join(home, c.home)
+			for _, a := range allow {
+				if a == p || strings.HasPrefix(p, a+"/") || a == "/" {
+					allowed = true
+				}
+			}
+		}
+		if !allowed {
+			os.Setenv(c.env, c.tmp)
+		}
+	}
 }

@@ -446,6 +446,7 @@ func runStageExec(cmd *cobra.Command) error {
 	os.Setenv("AGENTFS", "1")
 	os.Setenv("AGENTFS_SANDBOX", "linux-namespace")
 	os.Setenv("AGENTFS_SESSION", cfg.Session)
+	cacheDefaults(cfg.Allow)
 	if err := dropCapabilities(); err != nil {
 		return reportStage(status, 1, err)
 	}

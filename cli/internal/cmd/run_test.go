@@ -939,3 +939,78 @@ func TestUsernsError(t *testing.T) {
 		t.Errorf("usernsError: %#v", err)
 	}
 }
+
+// TestRunPackageInstall is the agent's usual first step: npm install in
+// the project inside the sandbox. The host stays untouched until commit;
+// after commit it holds what the same install makes natively. Needs the
+// npm registry: without it the test skips, unless
+// AGENTFS_REQUIRE_NETWORK=1 (CI).
+func TestRunPackageInstall(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("skipping: npm is not installed")
+	}
+	if os.Getenv("AGENTFS_REQUIRE_NETWORK") != "1" {
+		if err := exec.Command("npm", "view", "--silent", "semver@7.6.3", "version").Run(); err != nil {
+			t.Skipf("skipping: the npm registry is not reachable (%v)", err)
+		}
+	}
+	dir := sandboxProject(t)
+	os.Remove(filepath.Join(dir, helperName))
+	native := filepath.Join(t.TempDir(), filepath.Base(dir)) // npm init names the package after the directory
+	if out, err := exec.Command("cp", "-a", dir, native).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v %s", err, out)
+	}
+	before := hostTree(t, dir)
+	// The sandbox's home is read-only: run points npm's cache at its
+	// private /tmp (natively: a temporary directory).
+	for _, v := range []string{"npm_config_cache", "XDG_CACHE_HOME"} {
+		if old, ok := os.LookupEnv(v); ok {
+			os.Unsetenv(v)
+			t.Cleanup(func() { os.Setenv(v, old) })
+		}
+	}
+	script := "npm init -y >/dev/null && npm install --no-audit --no-fund --loglevel=error semver@7.6.3 && ./node_modules/.bin/semver -i minor 1.2.3"
+	t.Setenv("npm_config_update_notifier", "false")
+	r := run(t, "", "run", "--session", "npm", "--", "sh", "-c", script)
+	if r.code != 0 || !strings.HasSuffix(r.out, "1.3.0\n") {
+		t.Fatalf("npm install in the sandbox: exit %d, stdout %q, stderr %q", r.code, r.out, r.err)
+	}
+	sameTree(t, "the host directory after the sandboxed install", hostTree(t, dir), before)
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir, cmd.Env = native, append(os.Environ(), "npm_config_cache="+filepath.Join(t.TempDir(), "npm-cache"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm install natively: %v %s", err, out)
+	}
+	diff := mustRun(t, "diff", "npm")
+	for _, want := range []string{"A file    /package.json", "A dir     /node_modules/semver", "A symlink /node_modules/.bin/semver"} {
+		if !strings.Contains(diff, want+"\n") {
+			t.Errorf("agentfs diff lacks %q:\n%s", want, diff)
+		}
+	}
+	mustRun(t, "commit", "npm")
+	sameTree(t, "the host directory after commit (against the install run natively)", hostTree(t, dir), hostTree(t, native))
+}
+
+func TestRunCacheDefaults(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, v := range []string{"npm_config_cache", "XDG_CACHE_HOME"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	cacheDefaults([]string{filepath.Join(home, ".npm")})
+	if v, ok := os.LookupEnv("npm_config_cache"); ok {
+		t.Errorf("npm_config_cache set to %q although ~/.npm is allowed", v)
+	}
+	if got := os.Getenv("XDG_CACHE_HOME"); got != "/tmp/.cache" {
+		t.Errorf("XDG_CACHE_HOME = %q", got)
+	}
+	t.Setenv("XDG_CACHE_HOME", "/mine")
+	cacheDefaults(nil)
+	if got := os.Getenv("XDG_CACHE_HOME"); got != "/mine" {
+		t.Errorf("a caller's XDG_CACHE_HOME was replaced: %q", got)
+	}
+	if got := os.Getenv("npm_config_cache"); got != "/tmp/.npm" {
+		t.Errorf("npm_config_cache = %q", got)
+	}
+}

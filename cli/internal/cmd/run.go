@@ -96,7 +96,8 @@ that directly). Needs /dev/fuse.`,
 		Example: `  agentfs run                                  # a shell in a new session
   agentfs run -- make test
   agentfs run --session fix-tests --allow ~/.cache/go-build -- go test ./...
-  agentfs run --no-network -- npm ci
+  agentfs run -- npm install                   # npm's cache: the sandbox's /tmp
+  agentfs run --no-network --allow ~/.npm -- npm ci --offline
   agentfs diff fix-tests && agentfs commit fix-tests`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch stage {

@@ -49,8 +49,10 @@ func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 	if in.Fh != 0 {
 		return r.RawFileSystem.ReadDir(cancel, in, out)
 	}
-	return r.withHandle(cancel, in, func(in *fuse.ReadIn) fuse.Status {
-		return r.RawFileSystem.ReadDir(cancel, in, out)
+	return r.withHandle(cancel, &in.InHeader, in.Flags, func(fh uint64) fuse.Status {
+		in2 := *in
+		in2.Fh = fh
+		return r.RawFileSystem.ReadDir(cancel, &in2, out)
 	})
 }
 
@@ -58,8 +60,10 @@ func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.D
 	if in.Fh != 0 {
 		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
 	}
-	return r.withHandle(cancel, in, func(in *fuse.ReadIn) fuse.Status {
-		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
+	return r.withHandle(cancel, &in.InHeader, in.Flags, func(fh uint64) fuse.Status {
+		in2 := *in
+		in2.Fh = fh
+		return r.RawFileSystem.ReadDirPlus(cancel, &in2, out)
 	})
 }
 
@@ -67,14 +71,11 @@ func (r *rawFS) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 	if in.Fh != 0 {
 		return r.RawFileSystem.FsyncDir(cancel, in)
 	}
-	var oo fuse.OpenOut
-	if st := r.RawFileSystem.OpenDir(cancel, &fuse.OpenIn{InHeader: in.InHeader}, &oo); st != fuse.OK {
-		return st
-	}
-	defer r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: in.InHeader, Fh: oo.Fh})
-	in2 := *in
-	in2.Fh = oo.Fh
-	return r.RawFileSystem.FsyncDir(cancel, &in2)
+	return r.withHandle(cancel, &in.InHeader, 0, func(fh uint64) fuse.Status {
+		in2 := *in
+		in2.Fh = fh
+		return r.RawFileSystem.FsyncDir(cancel, &in2)
+	})
 }
 
 func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
@@ -83,17 +84,15 @@ func (r *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
 	}
 }
 
-// withHandle runs one READDIR(PLUS) of file handle 0 on a bridge handle
-// opened for it.
-func (r *rawFS) withHandle(cancel <-chan struct{}, in *fuse.ReadIn, read func(*fuse.ReadIn) fuse.Status) fuse.Status {
+// withHandle runs one request that came with file handle 0 on a bridge
+// handle opened for it and released after.
+func (r *rawFS) withHandle(cancel <-chan struct{}, h *fuse.InHeader, flags uint32, fn func(fh uint64) fuse.Status) fuse.Status {
 	var oo fuse.OpenOut
-	if st := r.RawFileSystem.OpenDir(cancel, &fuse.OpenIn{InHeader: in.InHeader, Flags: in.Flags}, &oo); st != fuse.OK {
+	if st := r.RawFileSystem.OpenDir(cancel, &fuse.OpenIn{InHeader: *h, Flags: flags}, &oo); st != fuse.OK {
 		return st
 	}
-	defer r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: in.InHeader, Fh: oo.Fh})
-	in2 := *in
-	in2.Fh = oo.Fh
-	return read(&in2)
+	defer r.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: *h, Fh: oo.Fh})
+	return fn(oo.Fh)
 }
 
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {

@@ -77,8 +77,8 @@ mount and PID namespaces:
     up, no route);
   - AGENTFS=1, AGENTFS_SANDBOX=linux-namespace and AGENTFS_SESSION are set;
     npm_config_cache=/tmp/.npm and XDG_CACHE_HOME=/tmp/.cache too (unless
-    set, or their home locations are --allow paths), so that package
-    managers, whose caches live in the read-only home, work.
+    set, or --allow opens ~/.npm or ~/.cache, or a path in them), so that
+    package managers, whose caches live in the read-only home, work.
 
 A session is an agent database .agentfs/S.db in the current directory; a
 new run makes one named run-<random hex> unless --session names it, and
@@ -275,8 +275,9 @@ var sandboxCaches = []struct{ env, home, tmp string }{
 }
 
 // cacheDefaults sets the sandbox's cache variables, except those the
-// caller set and those whose home location is an --allow path (the
-// caller wants the real cache then).
+// caller set and those whose home location is, contains or lies in an
+// --allow path (--allow ~/.cache/go-build: the caller wants the real
+// caches there).
 func cacheDefaults(allow []string) {
 	home, _ := os.UserHomeDir()
 	for _, c := range sandboxCaches {
@@ -287,7 +288,7 @@ func cacheDefaults(allow []string) {
 		if home != "" {
 			p := filepath.Join(home, c.home)
 			for _, a := range allow {
-				if a == p || strings.HasPrefix(p, a+"/") || a == "/" {
+				if a == p || a == "/" || strings.HasPrefix(p, a+"/") || strings.HasPrefix(a, p+"/") {
 					allowed = true
 				}
 			}

@@ -1005,6 +1005,12 @@ func TestRunCacheDefaults(t *testing.T) {
 	if got := os.Getenv("XDG_CACHE_HOME"); got != "/tmp/.cache" {
 		t.Errorf("XDG_CACHE_HOME = %q", got)
 	}
+	os.Unsetenv("npm_config_cache")
+	os.Unsetenv("XDG_CACHE_HOME")
+	cacheDefaults([]string{filepath.Join(home, ".cache", "go-build")})
+	if v, ok := os.LookupEnv("XDG_CACHE_HOME"); ok {
+		t.Errorf("XDG_CACHE_HOME set to %q although ~/.cache/go-build is allowed", v)
+	}
 	t.Setenv("XDG_CACHE_HOME", "/mine")
 	cacheDefaults(nil)
 	if got := os.Getenv("XDG_CACHE_HOME"); got != "/mine" {

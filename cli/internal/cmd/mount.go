@@ -87,9 +87,9 @@ filesystem is served in the background until "agentfs umount DIR"; with -f
 it is served in the foreground until unmounted or interrupted.
 
 The database stays usable by other processes while mounted: their changes
-show through the mount within a fraction of a second, and what is written through the
-mount is in the database when the writing program closes the file (or calls
-fsync).
+show through the mount within a fraction of a second, and what is written
+through the mount is in the database when the writing program closes the
+file (or calls fsync). --debug (with -f) logs every FUSE request.
 
 Without arguments, lists the agentfs mounts (from /proc/self/mounts).
 

@@ -46,24 +46,24 @@ func (r *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenO
 }
 
 func (r *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	if in.Fh != 0 {
-		return r.RawFileSystem.ReadDir(cancel, in, out)
-	}
-	return r.withHandle(cancel, &in.InHeader, in.Flags, func(fh uint64) fuse.Status {
-		in2 := *in
-		in2.Fh = fh
-		return r.RawFileSystem.ReadDir(cancel, &in2, out)
-	})
+	return r.readDir(cancel, in, out, r.RawFileSystem.ReadDir)
 }
 
 func (r *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	return r.readDir(cancel, in, out, r.RawFileSystem.ReadDirPlus)
+}
+
+// readDir runs the bridge's READDIR or READDIRPLUS, on a handle of its
+// own when the request came with file handle 0.
+func (r *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList,
+	read func(<-chan struct{}, *fuse.ReadIn, *fuse.DirEntryList) fuse.Status) fuse.Status {
 	if in.Fh != 0 {
-		return r.RawFileSystem.ReadDirPlus(cancel, in, out)
+		return read(cancel, in, out)
 	}
 	return r.withHandle(cancel, &in.InHeader, in.Flags, func(fh uint64) fuse.Status {
 		in2 := *in
 		in2.Fh = fh
-		return r.RawFileSystem.ReadDirPlus(cancel, &in2, out)
+		return read(cancel, &in2, out)
 	})
 }
 

@@ -41,7 +41,10 @@
 // thus reach other processes within CommitDelay. File data kept open is
 // committed when the kernel flushes its cache: fsync(2), msync(2), or
 // after its dirty-page writeback delay (vm.dirty_expire_centisecs). A
-// crash of the server loses at most the open group.
+// crash of the server loses at most the open group. A group whose COMMIT
+// fails (disk full, I/O error) is rolled back whole: the server logs it
+// and the next close(2) or fsync(2) through the mount fails with EIO, as
+// a failed writeback of a kernel file system is reported.
 //
 // # Parallelism
 //
@@ -210,6 +213,9 @@ func Mount(dir string, fsys *vfs.FS, opts Options) (*Server, error) {
 		Logger:          opts.Logger,
 	}
 	if opts.CommitDelay > 0 {
+		// Programs were told the operations of a lost group happened:
+		// say so (close and fsync of the next file report it as EIO).
+		fsys.OnGroupLost(func(err error) { opts.Logger.Printf("agentfs mount: %v", err) })
 		fsys.SetGroupCommit(opts.CommitDelay)
 	}
 	raw := &rawFS{RawFileSystem: fs.NewNodeFS(s.root, fo), noOpendir: opts.PollInterval > 0}

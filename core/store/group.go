@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -34,6 +35,35 @@ type groupState struct {
 	gen   uint64 // which group a commit timer belongs to
 	dv    int64  // data version read when the group began
 	lost  int64  // groups whose COMMIT failed (added to DataVersion)
+	// lostErr is why the last group was lost, kept until Flush reports it
+	// (like a kernel's writeback error, reported by the next fsync/close).
+	lostErr error
+	onLost  func(error) // OnGroupLost
+}
+
+// OnGroupLost sets fn to be called (under the DB's lock: fn must not use
+// the DB) each time a group is rolled back after some of its operations
+// had returned success, with the reason. A mount logs it: programs were
+// told those operations happened.
+func (db *DB) OnGroupLost(fn func(error)) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	db.group.onLost = fn
+}
+
+// loseGroup rolls the open group back after err. The caller holds db.mu.
+func (db *DB) loseGroup(c *Conn, err error) {
+	db.rollback(c)
+	g := &db.group
+	g.open = false
+	db.groupOpen.Store(false)
+	g.lost++
+	err = fmt.Errorf("group commit: operations since the last commit were rolled back: %w", classify(err))
+	g.lostErr = err
+	db.groupLost.Store(true)
+	if g.onLost != nil {
+		g.onLost(err)
+	}
 }
 
 // SetGroupCommit makes consecutive Writes share one transaction that
@@ -57,28 +87,44 @@ func (db *DB) commitGroup() error {
 	if !db.group.open {
 		return nil
 	}
-	db.group.open = false
-	db.groupOpen.Store(false)
 	if db.primary == nil {
+		db.group.open = false
+		db.groupOpen.Store(false)
 		return ErrClosed
 	}
-	_, err := db.primary.ExecContext(context.Background(), "COMMIT")
-	if err != nil {
-		db.rollback(&Conn{c: db.primary})
-		db.group.lost++
+	if _, err := db.primary.ExecContext(context.Background(), "COMMIT"); err != nil {
+		db.loseGroup(&Conn{c: db.primary}, err)
+		db.committed()
+		return db.group.lostErr // reported by the caller's takeLostErr
 	}
+	db.group.open = false
+	db.groupOpen.Store(false)
 	db.committed()
-	return classify(err)
+	return nil
 }
 
-// Flush commits the open group now.
+// takeLostErr returns the error that lost the last group, once. The
+// caller holds db.mu.
+func (db *DB) takeLostErr() error {
+	err := db.group.lostErr
+	db.group.lostErr = nil
+	db.groupLost.Store(false)
+	return err
+}
+
+// Flush commits the open group now. It fails if the group could not
+// commit, or if an earlier group was lost since the last Flush (its
+// commit timer failed, or an operation could not undo itself): the
+// caller's close or fsync then reports what a program was told had
+// happened and did not.
 func (db *DB) Flush() error {
-	if !db.groupOpen.Load() {
+	if !db.groupOpen.Load() && !db.groupLost.Load() {
 		return nil
 	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
-	return db.commitGroup()
+	db.commitGroup()
+	return db.takeLostErr()
 }
 
 // groupWrite is Write when group commit is on; the caller holds db.mu.
@@ -111,18 +157,12 @@ func (db *DB) groupWrite(ctx context.Context, fn func(c *Conn) error) (err error
 	c.dv, c.lost = g.dv, g.lost
 	if _, err := c.c.ExecContext(c.ctx, "SAVEPOINT op"); err != nil {
 		// The group's transaction is unusable: end it.
-		db.rollback(c)
-		g.open = false
-		db.groupOpen.Store(false)
-		g.lost++
+		db.loseGroup(c, err)
 		return classify(err)
 	}
 	undo := func() {
 		if _, err := c.c.ExecContext(context.Background(), "ROLLBACK TO op"); err != nil {
-			db.rollback(c)
-			g.open = false
-			db.groupOpen.Store(false)
-			g.lost++
+			db.loseGroup(c, err)
 			return
 		}
 		c.c.ExecContext(context.Background(), "RELEASE op")

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,5 +170,76 @@ func TestGroupCommit_Off(t *testing.T) {
 	insert(t, db, 2)
 	if got := rows(t, other, true); !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("without group commit: %v", got)
+	}
+}
+
+// TestGroupCommit_LostGroup: when a group's COMMIT fails (here a deferred
+// foreign key, the one failure a test can cause on demand), every
+// operation of the group is rolled back, the OnGroupLost hook hears of
+// it, and the failure is reported once: by the Flush that tried, or, when
+// the commit timer tried, by the next Flush (as a kernel reports a failed
+// writeback at the next fsync or close).
+func TestGroupCommit_LostGroup(t *testing.T) {
+	ctx := context.Background()
+	for _, byTimer := range []bool{false, true} {
+		db, other := groupDB(t, time.Hour)
+		if byTimer {
+			db.SetGroupCommit(20 * time.Millisecond)
+		}
+		var mu sync.Mutex
+		var heard []error
+		db.OnGroupLost(func(err error) { mu.Lock(); heard = append(heard, err); mu.Unlock() })
+		nHeard := func() int { mu.Lock(); defer mu.Unlock(); return len(heard) }
+		if err := db.Raw(ctx, func(c *store.Conn) error {
+			for _, q := range []string{
+				"PRAGMA foreign_keys = ON",
+				"CREATE TABLE p (id INTEGER PRIMARY KEY)",
+				"CREATE TABLE c (x INTEGER REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)",
+			} {
+				if _, err := c.Exec(q); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		insert(t, db, 1)
+		if err := db.Write(ctx, func(c *store.Conn) error {
+			_, err := c.Exec("INSERT INTO c VALUES (42)") // no parent: fails at COMMIT
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if byTimer {
+			deadline := time.Now().Add(5 * time.Second)
+			for nHeard() == 0 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		err := db.Flush()
+		if err == nil {
+			t.Fatalf("byTimer=%v: Flush after a failed commit: nil error", byTimer)
+		}
+		if nHeard() != 1 || !strings.Contains(err.Error(), "FOREIGN KEY") {
+			t.Errorf("byTimer=%v: hook heard %v", byTimer, heard)
+		}
+		if err := db.Flush(); err != nil {
+			t.Errorf("byTimer=%v: the loss is reported twice: %v", byTimer, err)
+		}
+		if got := rows(t, db, false); len(got) != 0 {
+			t.Errorf("byTimer=%v: rows of the lost group still there: %v", byTimer, got)
+		}
+		if got := rows(t, other, false); len(got) != 0 {
+			t.Errorf("byTimer=%v: another connection sees %v", byTimer, got)
+		}
+		// The next group works.
+		insert(t, db, 2)
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if got := rows(t, other, false); !slices.Equal(got, []int{2}) {
+			t.Errorf("byTimer=%v: after the loss: %v", byTimer, got)
+		}
 	}
 }

@@ -63,6 +63,7 @@ type DB struct {
 
 	group     groupState  // guarded by mu (group.go)
 	groupOpen atomic.Bool // group.open, readable without mu
+	groupLost atomic.Bool // group.lostErr != nil, readable without mu
 
 	ckpt *checkpointer // background checkpoints (checkpoint.go); nil when off
 }
@@ -229,7 +230,8 @@ func (db *DB) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	var errs []error
-	errs = append(errs, db.commitGroup())
+	db.commitGroup()
+	errs = append(errs, db.takeLostErr())
 	db.setGroupCommit(0)
 	db.stopCheckpointer()
 	if db.primary != nil {
@@ -566,7 +568,8 @@ func (db *DB) Raw(ctx context.Context, fn func(c *Conn) error) error {
 	if db.primary == nil {
 		return ErrClosed
 	}
-	if err := db.commitGroup(); err != nil {
+	db.commitGroup()
+	if err := db.takeLostErr(); err != nil {
 		return err
 	}
 	defer db.committed() // fn may have written

@@ -13,3 +13,9 @@ func (f *FS) SetGroupCommit(maxDelay time.Duration) { f.db.SetGroupCommit(maxDel
 
 // CommitGroup commits the open group of SetGroupCommit now, if any.
 func (f *FS) CommitGroup() error { return f.db.Flush() }
+
+// OnGroupLost sets fn to hear of each group of SetGroupCommit that was
+// rolled back after its operations had returned success (its COMMIT
+// failed); the next CommitGroup or Sync also reports it. fn runs under
+// the database's lock and must not use the FS.
+func (f *FS) OnGroupLost(fn func(error)) { f.db.OnGroupLost(fn) }

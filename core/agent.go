@@ -69,7 +69,7 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 	if ps := opts.PageSize; ps != 0 && (ps < 512 || ps > 65536 || ps&(ps-1) != 0) {
 		return nil, fmt.Errorf("page size %d: must be a power of two from 512 to 65536", ps)
 	}
-	_, statErr := os.Stat(path)
+	statErr := store.Stat(path)
 	if statErr != nil {
 		if !errors.Is(statErr, fs.ErrNotExist) || !opts.Create || opts.ReadOnly {
 			return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT}

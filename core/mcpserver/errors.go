@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io/fs"
 	"syscall"
 	"unicode/utf8"
@@ -42,23 +43,10 @@ func errorf(errno syscall.Errno, format string, a ...any) error {
 	return &textError{ErrnoName(errno) + ": " + fmt.Sprintf(format, a...)}
 }
 
-var errnoNames = map[syscall.Errno]string{
-	syscall.EPERM: "EPERM", syscall.ENOENT: "ENOENT", syscall.EIO: "EIO", syscall.E2BIG: "E2BIG",
-	syscall.EBADF: "EBADF", syscall.EAGAIN: "EAGAIN", syscall.ENOMEM: "ENOMEM", syscall.EACCES: "EACCES",
-	syscall.EFAULT: "EFAULT", syscall.EBUSY: "EBUSY", syscall.EEXIST: "EEXIST", syscall.EXDEV: "EXDEV",
-	syscall.ENODEV: "ENODEV", syscall.ENOTDIR: "ENOTDIR", syscall.EISDIR: "EISDIR", syscall.EINVAL: "EINVAL",
-	syscall.ENFILE: "ENFILE", syscall.EMFILE: "EMFILE", syscall.EFBIG: "EFBIG", syscall.ENOSPC: "ENOSPC",
-	syscall.ESPIPE: "ESPIPE", syscall.EROFS: "EROFS", syscall.EMLINK: "EMLINK", syscall.ERANGE: "ERANGE",
-	syscall.ENAMETOOLONG: "ENAMETOOLONG", syscall.ENOSYS: "ENOSYS", syscall.ENOTEMPTY: "ENOTEMPTY",
-	syscall.ELOOP: "ELOOP", syscall.ENODATA: "ENODATA", syscall.EOVERFLOW: "EOVERFLOW",
-	syscall.EILSEQ: "EILSEQ", syscall.ENOTSUP: "ENOTSUP", syscall.ESTALE: "ESTALE", syscall.ETXTBSY: "ETXTBSY",
-	syscall.ECANCELED: "ECANCELED", syscall.ETIMEDOUT: "ETIMEDOUT",
-}
-
 // ErrnoName is the symbolic name of a POSIX error number ("ENOENT"), or
 // "errno N" for one without a name here.
 func ErrnoName(e syscall.Errno) string {
-	if n, ok := errnoNames[e]; ok {
+	if n := hostfs.ErrnoName(e); n != "" {
 		return n
 	}
 	return fmt.Sprintf("errno %d", int(e))

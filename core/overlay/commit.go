@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -133,7 +134,7 @@ func (r removedEntry) changed(p string) bool {
 	if err := syscall.Lstat(p, &st); err != nil {
 		return false // gone already: nothing to lose
 	}
-	return int64(st.Ino) != r.ino || st.Mtim.Nano() != r.mtimeNs || (st.Mode&syscall.S_IFMT != syscall.S_IFDIR && st.Size != r.size)
+	return int64(st.Ino) != r.ino || hostfs.Mtime(&st).UnixNano() != r.mtimeNs || (st.Mode&syscall.S_IFMT != syscall.S_IFDIR && st.Size != r.size)
 }
 
 // removedBase lists the records of removed base entries, sorted by path.
@@ -169,7 +170,7 @@ func baseChanged(p string, info vfs.OverlayFile) bool {
 	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
 		return int64(st.Ino) != info.BaseIno
 	}
-	return int64(st.Ino) != info.BaseIno || st.Size != info.BaseSize || st.Mtim.Nano() != info.BaseMtime.UnixNano()
+	return int64(st.Ino) != info.BaseIno || st.Size != info.BaseSize || hostfs.Mtime(&st).UnixNano() != info.BaseMtime.UnixNano()
 }
 
 // hostChange is a hook for tests: it runs before each change apply makes
@@ -204,7 +205,7 @@ func (j *journal) noteDir(d string) {
 // entries moved in and out of them changed.
 func (j *journal) restoreDirTimes() {
 	for d, st := range j.dirs {
-		os.Chtimes(d, time.Unix(st.Atim.Unix()), time.Unix(st.Mtim.Unix()))
+		os.Chtimes(d, hostfs.Atime(&st), hostfs.Mtime(&st))
 	}
 }
 
@@ -299,7 +300,7 @@ func restoreAttrs(p string, old *syscall.Stat_t) error {
 	if err := syscall.Chmod(p, old.Mode&0o7777); err != nil {
 		return err
 	}
-	return os.Chtimes(p, time.Unix(old.Atim.Unix()), time.Unix(old.Mtim.Unix()))
+	return os.Chtimes(p, hostfs.Atime(old), hostfs.Mtime(old))
 }
 
 // apply makes changes on the host as one unit: everything is staged
@@ -470,7 +471,7 @@ func stageEntry(a *core.Agent, base string, c Change, tmp string, force bool) er
 			return err
 		}
 	default:
-		if err := syscall.Mknod(tmp, c.st.Mode, int(c.st.Rdev)); err != nil {
+		if err := hostfs.Mknod(tmp, c.st.Mode, int(c.st.Rdev)); err != nil {
 			return err
 		}
 	}
@@ -504,7 +505,7 @@ func copyHost(src, tmp string, st vfs.Stat) error {
 			return err
 		}
 	default:
-		if err := syscall.Mknod(tmp, st.Mode, int(st.Rdev)); err != nil {
+		if err := hostfs.Mknod(tmp, st.Mode, int(st.Rdev)); err != nil {
 			return err
 		}
 	}

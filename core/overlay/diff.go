@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -195,7 +196,7 @@ func (d *differ) baseTree(bp, p string, skip map[string]bool) error {
 		}
 		c := Change{Path: join(p, name), Type: typeName(st.Mode), source: join(bp, name)}
 		c.Op = d.opAt(c.Path)
-		c.st = vfs.Stat{Mode: st.Mode, UID: st.Uid, GID: st.Gid, Size: st.Size, Rdev: st.Rdev, Mtime: unixNano(st.Mtim.Sec, st.Mtim.Nsec)}
+		c.st = vfs.Stat{Mode: st.Mode, UID: st.Uid, GID: st.Gid, Size: st.Size, Rdev: uint64(st.Rdev), Mtime: hostfs.Mtime(&st)}
 		c.content = st.Mode&syscall.S_IFMT != syscall.S_IFDIR
 		d.out = append(d.out, c)
 		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {

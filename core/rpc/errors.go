@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io/fs"
+	"strings"
 	"syscall"
 
 	"connectrpc.com/connect"
-	"golang.org/x/sys/unix"
 
 	"github.com/agentfs-go/agentfs/core"
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
@@ -70,7 +71,7 @@ func ToProto(err error) *v1.Error {
 	if errno != 0 && !errors.As(err, &ke) {
 		out.Kind = v1.ErrorKind_ERROR_KIND_ERRNO
 		out.Errno = int32(errno)
-		out.Code = unix.ErrnoName(errno)
+		out.Code = hostfs.ErrnoName(errno)
 		out.Message = nodeMessage(errno, out.Syscall, out.Path, out.Dest)
 		return out
 	}
@@ -99,7 +100,12 @@ func ToProto(err error) *v1.Error {
 // nodeMessage formats a filesystem error as node:fs does:
 // "ENOENT: no such file or directory, stat '/x'".
 func nodeMessage(errno syscall.Errno, sys, path, dest string) string {
-	msg := unix.ErrnoName(errno) + ": " + errno.Error()
+	text := errno.Error()
+	if text != "" {
+		// As Linux's strerror; GOOS=js capitalizes ("No such file...").
+		text = strings.ToLower(text[:1]) + text[1:]
+	}
+	msg := hostfs.ErrnoName(errno) + ": " + text
 	if sys != "" {
 		msg += ", " + sys
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io/fs"
 	"os"
 	"path"
@@ -223,9 +224,9 @@ func (g *guardFS) Open(p string, flags int, perm uint32) (commands.File, error) 
 	writing := flags&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0
 	var err error
 	if writing {
-		err = g.write("open", p, flags&syscall.O_NOFOLLOW == 0)
+		err = g.write("open", p, flags&hostfs.ONoFollow == 0)
 	} else {
-		err = g.read("open", p, flags&syscall.O_NOFOLLOW == 0)
+		err = g.read("open", p, flags&hostfs.ONoFollow == 0)
 	}
 	if err != nil {
 		return nil, err

@@ -12,14 +12,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/agentfs-go/agentfs/core/internal/sqlite"
 )
 
 // Durability chooses how hard each commit tries to reach the disk.
@@ -76,20 +72,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Readers == 0 {
 		opts.Readers = 4
 	}
-	abs, err := filepath.Abs(path)
+	abs, dsn, err := dataSource(path, opts)
 	if err != nil {
 		return nil, err
 	}
-	if !opts.ReadOnly {
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return nil, err
-		}
-	} else if _, err := os.Stat(abs); err != nil {
-		return nil, err
-	}
-	// SQLite reads "file:" names as URIs: escape the characters that
-	// would end the path or start an escape.
-	dsn := "file:" + strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f").Replace(abs)
 	db := &DB{path: abs, opts: opts}
 	pool, err := db.openPool(dsn, 1)
 	if err != nil {
@@ -109,7 +95,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 			return nil, classify(fmt.Errorf("open %s: set page size: %w", path, err))
 		}
 	}
-	if !opts.ReadOnly {
+	if !opts.ReadOnly && walMode {
 		if err := db.ensureWAL(ctx, conn); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("open %s: set WAL mode: %w", path, err)
@@ -156,7 +142,7 @@ func (db *DB) ensureWAL(ctx context.Context, conn *sql.Conn) error {
 
 // openPool opens a pool whose every new connection gets the pragmas.
 func (db *DB) openPool(dsn string, size int) (*sql.DB, error) {
-	base, err := sqlite.Driver{}.OpenConnector(dsn)
+	base, err := openConnector(dsn)
 	if err != nil {
 		return nil, classify(err)
 	}

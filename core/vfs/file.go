@@ -3,6 +3,7 @@ package vfs
 import (
 	"database/sql"
 	"errors"
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io"
 	"os"
 	"sync"
@@ -41,7 +42,7 @@ func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
 		// creating the link's target.
 		creat := flags&os.O_CREATE != 0
 		excl := creat && flags&os.O_EXCL != 0
-		follow := flags&syscall.O_NOFOLLOW == 0 && !excl
+		follow := flags&hostfs.ONoFollow == 0 && !excl
 		var l loc
 		var err error
 		if creat {

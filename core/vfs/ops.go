@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"sort"
 	"strings"
 	"syscall"
@@ -516,14 +517,12 @@ func (f *FS) removeTree(c *store.Conn, l loc, now time.Time) error {
 	}
 	open := f.keepOpen()
 	openJSON := "[" + joinInts(open) + "]"
-	for _, q := range []string{
-		"DELETE FROM fs_dentry WHERE id IN (SELECT id FROM temp.rm_set)",
-		`UPDATE fs_inode SET nlink = nlink - (SELECT COUNT(*) FROM temp.rm_set r WHERE r.ino = fs_inode.ino), ctime = ?1, ctime_nsec = ?2
-			WHERE ino IN (SELECT ino FROM temp.rm_set)`,
-	} {
-		if _, err := c.Exec(q, now.Unix(), now.Nanosecond()); err != nil {
-			return err
-		}
+	if _, err := c.Exec("DELETE FROM fs_dentry WHERE id IN (SELECT id FROM temp.rm_set)"); err != nil {
+		return err
+	}
+	if _, err := c.Exec(`UPDATE fs_inode SET nlink = nlink - (SELECT COUNT(*) FROM temp.rm_set r WHERE r.ino = fs_inode.ino), ctime = ?, ctime_nsec = ?
+			WHERE ino IN (SELECT ino FROM temp.rm_set)`, now.Unix(), now.Nanosecond()); err != nil {
+		return err
 	}
 	gone := `SELECT i.ino FROM fs_inode i WHERE i.ino IN (SELECT ino FROM temp.rm_set) AND i.nlink <= 0
 		AND i.ino NOT IN (SELECT value FROM json_each(?))`
@@ -1078,11 +1077,7 @@ func (f *FS) Statfs() (FSStat, error) {
 		s.BlockSize = int64(f.chunkSize)
 		// The database grows on demand: report the free space of the
 		// host filesystem it lives on as free space here.
-		var hs syscall.Statfs_t
-		hostFree := int64(0)
-		if err := syscall.Statfs(f.db.Path(), &hs); err == nil {
-			hostFree = int64(hs.Bavail) * int64(hs.Bsize)
-		}
+		hostFree := hostfs.FreeBytes(f.db.Path())
 		used := (s.DBFileBytes - free*pageSize + s.BlockSize - 1) / s.BlockSize
 		s.BlocksFree = hostFree / s.BlockSize
 		s.Blocks = used + s.BlocksFree

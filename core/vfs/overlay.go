@@ -3,6 +3,7 @@ package vfs
 import (
 	"errors"
 	"fmt"
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/store"
-	"golang.org/x/sys/unix"
 )
 
 // Overlay: the filesystem as the delta layer above a host directory (the
@@ -171,64 +171,7 @@ type baseEntry struct {
 	name, path string
 	st         syscall.Stat_t
 	target     string // symlinks
-	xattrs     []hostXattr
-}
-
-// hostXattr is an extended attribute of a base entry.
-type hostXattr struct {
-	name  string
-	value []byte
-}
-
-// baseXattrs reads the extended attributes of a base entry (not following
-// a symlink) that belong to the file: the security.* and system.*
-// namespaces describe the host's policy (labels, ACLs, capabilities) and
-// stay behind. A filesystem without xattrs has none. Most entries have
-// none, which costs one listxattr(2) and no allocation.
-func baseXattrs(path string) ([]hostXattr, error) {
-	list, err := readSized(func(b []byte) (int, error) { return unix.Llistxattr(path, b) })
-	if err == unix.ENOTSUP || err == unix.ENODATA {
-		return nil, nil
-	}
-	if err != nil || len(list) == 0 {
-		return nil, err
-	}
-	var out []hostXattr
-	for _, name := range strings.Split(string(list), "\x00") {
-		if name == "" || strings.HasPrefix(name, "security.") || strings.HasPrefix(name, "system.") {
-			continue
-		}
-		v, err := readSized(func(b []byte) (int, error) { return unix.Lgetxattr(path, name, b) })
-		if err == unix.ENODATA { // removed in between
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, hostXattr{name, v})
-	}
-	return out, nil
-}
-
-// readSized runs an xattr call that answers its size when given no
-// buffer, then again with a buffer of that size, again if the value grew
-// in between (ERANGE).
-func readSized(call func(b []byte) (int, error)) ([]byte, error) {
-	for {
-		n, err := call(nil)
-		if err != nil || n == 0 {
-			return []byte{}, err
-		}
-		b := make([]byte, n)
-		n, err = call(b)
-		if err == unix.ERANGE {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return b[:n], nil
-	}
+	xattrs     []hostfs.Xattr
 }
 
 // DeltaInoBase is where the numbers of inodes created in an overlay's
@@ -265,7 +208,7 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 			}
 			e.target = t
 		}
-		xs, err := baseXattrs(f.ov.host(e.path))
+		xs, err := hostfs.Xattrs(f.ov.host(e.path))
 		if err != nil {
 			return nil, pathErr("lookup", e.path, hostErrno(err))
 		}
@@ -381,11 +324,11 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 			}
 			qi.WriteString(sep + "(?,?,1,?,?,?,?,?,?,?,?,?,?)")
 			ai = append(ai, ino, int64(mode), int64(e.st.Uid), int64(e.st.Gid), size,
-				e.st.Atim.Sec, e.st.Mtim.Sec, e.st.Ctim.Sec, int64(e.st.Rdev), e.st.Atim.Nsec, e.st.Mtim.Nsec, e.st.Ctim.Nsec)
+				hostfs.Atime(&e.st).Unix(), hostfs.Mtime(&e.st).Unix(), hostfs.Ctime(&e.st).Unix(), int64(e.st.Rdev), int64(hostfs.Atime(&e.st).Nanosecond()), int64(hostfs.Mtime(&e.st).Nanosecond()), int64(hostfs.Ctime(&e.st).Nanosecond()))
 			qo.WriteString(sep + "(?,?)")
 			ao = append(ao, ino, int64(e.st.Ino))
 			qn.WriteString(sep + "(?,CAST(? AS TEXT),?,?,?,?,0)")
-			an = append(an, ino, []byte(e.path), int64(e.st.Ino), e.st.Size, e.st.Mtim.Nano(), extent)
+			an = append(an, ino, []byte(e.path), int64(e.st.Ino), e.st.Size, hostfs.Mtime(&e.st).UnixNano(), extent)
 		}
 		for _, q := range []struct {
 			sql  string
@@ -418,7 +361,7 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 		if link[i] {
 			continue
 		}
-		n := &ovNode{path: e.path, baseIno: int64(e.st.Ino), size: e.st.Size, mtimeNs: e.st.Mtim.Nano()}
+		n := &ovNode{path: e.path, baseIno: int64(e.st.Ino), size: e.st.Size, mtimeNs: hostfs.Mtime(&e.st).UnixNano()}
 		if e.st.Mode&syscall.S_IFMT == syscall.S_IFREG {
 			n.extent = e.st.Size
 		}
@@ -429,7 +372,7 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 
 // insertXattrs stores the extended attributes of a new inode, a few
 // hundred rows per statement (SQLite binds at most 32,766 values).
-func insertXattrs(c *store.Conn, ino int64, xs []hostXattr) error {
+func insertXattrs(c *store.Conn, ino int64, xs []hostfs.Xattr) error {
 	for len(xs) > 0 {
 		n := min(len(xs), 300)
 		var q strings.Builder
@@ -440,7 +383,7 @@ func insertXattrs(c *store.Conn, ino int64, xs []hostXattr) error {
 				q.WriteString(",")
 			}
 			q.WriteString("(?, CAST(? AS TEXT), ?)")
-			args = append(args, ino, []byte(x.name), x.value)
+			args = append(args, ino, []byte(x.Name), x.Value)
 		}
 		if _, err := c.Exec(q.String(), args...); err != nil {
 			return err
@@ -566,7 +509,7 @@ func (f *FS) ovRemoving(c *store.Conn, parent int64, name string) error {
 		return err
 	}
 	if _, err := c.Exec("INSERT OR IGNORE INTO "+WhiteoutTable+" (path, base_ino, base_size, base_mtime_ns) VALUES (CAST(? AS TEXT), ?, ?, ?)",
-		[]byte(bp), int64(st.Ino), st.Size, st.Mtim.Nano()); err != nil {
+		[]byte(bp), int64(st.Ino), st.Size, hostfs.Mtime(&st).UnixNano()); err != nil {
 		return err
 	}
 	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
@@ -676,7 +619,7 @@ func (f *FS) openBase(b *baseData) (*os.File, error) {
 	if b.anyBase {
 		return file, nil
 	}
-	if err := syscall.Fstat(int(file.Fd()), &st); err != nil || int64(st.Ino) != b.ino || st.Size != b.size || st.Mtim.Nano() != b.mtimeNs {
+	if err := syscall.Fstat(int(file.Fd()), &st); err != nil || int64(st.Ino) != b.ino || st.Size != b.size || hostfs.Mtime(&st).UnixNano() != b.mtimeNs {
 		file.Close()
 		return nil, syscall.ESTALE
 	}
@@ -761,7 +704,7 @@ func InitOverlay(c *store.Conn, base string) error {
 		return err
 	}
 	if _, err := c.Exec(`UPDATE fs_inode SET mode = ?, uid = ?, gid = ?, atime = ?, mtime = ?, ctime = ?, atime_nsec = ?, mtime_nsec = ?, ctime_nsec = ? WHERE ino = ?`,
-		int64(st.Mode), int64(st.Uid), int64(st.Gid), st.Atim.Sec, st.Mtim.Sec, st.Ctim.Sec, st.Atim.Nsec, st.Mtim.Nsec, st.Ctim.Nsec, schema.RootIno); err != nil {
+		int64(st.Mode), int64(st.Uid), int64(st.Gid), hostfs.Atime(&st).Unix(), hostfs.Mtime(&st).Unix(), hostfs.Ctime(&st).Unix(), hostfs.Atime(&st).Nanosecond(), hostfs.Mtime(&st).Nanosecond(), hostfs.Ctime(&st).Nanosecond(), schema.RootIno); err != nil {
 		return err
 	}
 	return EnsureOverlayRoot(c, base)
@@ -778,7 +721,7 @@ func EnsureOverlayRoot(c *store.Conn, base string) error {
 		return err
 	}
 	if _, err := c.Exec("INSERT OR IGNORE INTO "+OverlayTable+" (ino, path, base_ino, base_size, base_mtime_ns, extent, complete) VALUES (?, '/', ?, 0, ?, 0, 0)",
-		schema.RootIno, int64(st.Ino), st.Mtim.Nano()); err != nil {
+		schema.RootIno, int64(st.Ino), hostfs.Mtime(&st).UnixNano()); err != nil {
 		return err
 	}
 	// Inodes created in the delta are numbered from DeltaInoBase up.

@@ -3,7 +3,10 @@
 // http`), with agentfs-sdk 0.6.4's API: agent.fs, agent.kv, agent.tools,
 // close().
 
-import { resolve } from "node:path";
+import { randomUUID } from "node:crypto";
+import { existsSync, statSync } from "node:fs";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import { AgentServiceClient, SandboxServiceClient } from "./gen/agentfs/v1/clients_agentfs.js";
 import type { InfoResponse } from "./gen/agentfs/v1/agent_pb.js";
 import { chooseEngine, type EngineMode } from "./engine.js";
@@ -15,6 +18,7 @@ import { StdioTransport } from "./stdio.js";
 import { Sandbox, type ExecOptions, type ExecResult } from "./sandbox.js";
 import { ToolCalls } from "./tools.js";
 import type { Transport } from "./transport.js";
+import { loadWasm, type WasmEngine } from "./wasm.js";
 
 export interface AgentFSOptions {
   /**
@@ -47,6 +51,23 @@ export interface AgentFSOptions {
   url?: string;
   /** Bearer token for the HTTP server. */
   token?: string;
+  /** Path of agentfs.wasm (transport "wasm"; default AGENTFS_WASM, then the bundled one). */
+  wasm?: string;
+  /**
+   * Transport "wasm": the bytes of an AgentFS database file to start from
+   * (instead of reading path); save them back with exportDatabase().
+   */
+  data?: Uint8Array;
+}
+
+/** Where a database of the WASM engine comes from and goes back to. */
+interface WasmDatabase {
+  engine: WasmEngine;
+  /** The engine's name for it. */
+  name: string;
+  /** The file it is saved to at close (path or id), if any. */
+  file?: string;
+  readOnly: boolean;
 }
 
 export class AgentFS {
@@ -62,6 +83,7 @@ export class AgentFS {
     readonly transport: Transport,
     /** The engine's description of the database when it was opened. */
     readonly info: InfoResponse | undefined,
+    private readonly wasmDb?: WasmDatabase,
   ) {
     this.fs = new Filesystem(transport);
     this.kv = new KvStore(transport);
@@ -77,6 +99,7 @@ export class AgentFS {
    */
   static async open(options: AgentFSOptions = {}): Promise<AgentFS> {
     if (options.url) return AgentFS.openHttp(options);
+    if ((options.transport ?? process.env.AGENTFS_TRANSPORT) === "wasm") return AgentFS.openWasm(options);
     const t = await StdioTransport.start({
       ...chooseEngine(options.transport, options.engine),
       cwd: options.cwd,
@@ -112,6 +135,59 @@ export class AgentFS {
   }
 
   /**
+   * The WASM engine keeps the database in memory. With a path or an id,
+   * the file's bytes are read at open and written back (replacing the file
+   * at once) at close, unless readOnly; with neither, the database is
+   * temporary, or starts from `data`.
+   */
+  private static async openWasm(options: AgentFSOptions): Promise<AgentFS> {
+    const engine = await loadWasm(options.wasm);
+    const cwd = options.cwd ?? process.cwd();
+    const file = options.path ? resolve(cwd, options.path) : options.id ? resolve(cwd, ".agentfs", `${options.id}.db`) : undefined;
+    const name = file ?? `/memory/${randomUUID()}.db`;
+    if (options.data) {
+      engine.load(name, Uint8Array.from(options.data));
+    } else if (file && existsSync(file)) {
+      const wal = `${file}-wal`;
+      if (existsSync(wal) && statSync(wal).size > 0) {
+        throw kindError(
+          "FAILED_PRECONDITION",
+          `${file} has changes in its WAL (${wal}): another engine has it open or did not close it; close it, or run \`agentfs snapshot\`, then open it here`,
+        );
+      }
+      engine.load(name, await readFile(file));
+    }
+    let t: StdioTransport;
+    try {
+      t = await StdioTransport.start({
+        addon: engine,
+        open: {
+          path: name,
+          noCreate: options.noCreate ?? false,
+          readOnly: options.readOnly ?? false,
+          chunkSize: BigInt(options.chunkSize ?? 0),
+        },
+      });
+    } catch (e) {
+      engine.drop(name);
+      throw e;
+    }
+    return new AgentFS(t, t.info, { engine, name, file, readOnly: options.readOnly ?? false });
+  }
+
+  /**
+   * The bytes of the database file: what the native engine, the other SDKs
+   * and agentfs-sdk 0.6.4 open. Transport "wasm" only; the other
+   * transports work on the file itself (agent.info.path).
+   */
+  async exportDatabase(): Promise<Uint8Array> {
+    if (!this.wasmDb) {
+      throw kindError("FAILED_PRECONDITION", "exportDatabase: only the wasm transport keeps the database in memory; read the database file (copy it after close, or use `agentfs snapshot`)");
+    }
+    return this.wasmDb.engine.save(this.wasmDb.name);
+  }
+
+  /**
    * Runs a shell script in the engine's in-process sandbox over this
    * agent's files (no host process starts). `bindings` are functions of
    * this process the script runs as commands (`name --flag value`; stdio
@@ -121,8 +197,24 @@ export class AgentFS {
     return this.sandbox.exec(script, options);
   }
 
-  /** Closes the agent: over stdio the engine checkpoints the database and exits. */
+  /**
+   * Closes the agent: over stdio the engine checkpoints the database and
+   * exits; the WASM engine writes a database opened from a file back to it.
+   */
   async close(): Promise<void> {
     await this.transport.close();
+    const w = this.wasmDb;
+    if (!w) return;
+    try {
+      if (w.file && !w.readOnly) {
+        const bytes = w.engine.save(w.name);
+        await mkdir(dirname(w.file), { recursive: true });
+        const tmp = join(dirname(w.file), `.${randomUUID()}.tmp`);
+        await writeFile(tmp, bytes);
+        await rename(tmp, w.file);
+      }
+    } finally {
+      w.engine.drop(w.name);
+    }
   }
 }

@@ -64,8 +64,11 @@ function isFile(p: string): boolean {
   }
 }
 
-/** How the engine runs: in this process (the addon) or as a child process. */
-export type EngineMode = "inprocess" | "process";
+/**
+ * How the engine runs: in this process (the addon), as a child process, or
+ * as WebAssembly in this process (databases in memory; see AgentFS.open).
+ */
+export type EngineMode = "inprocess" | "process" | "wasm";
 
 /**
  * chooseEngine picks how and from where the engine runs. An explicit
@@ -75,8 +78,8 @@ export type EngineMode = "inprocess" | "process";
  */
 export function chooseEngine(transport?: EngineMode, engine?: string): { addon?: string; engine?: string } {
   const env = process.env.AGENTFS_TRANSPORT;
-  if (env && env !== "inprocess" && env !== "process") {
-    throw kindError("INVALID_ARGUMENT", `AGENTFS_TRANSPORT=${env}: use "inprocess" or "process"`);
+  if (env && env !== "inprocess" && env !== "process" && env !== "wasm") {
+    throw kindError("INVALID_ARGUMENT", `AGENTFS_TRANSPORT=${env}: use "inprocess", "process" or "wasm"`);
   }
   const mode = transport ?? (env as EngineMode | undefined);
   if (mode === "process") return { engine: findEngine(engine) };

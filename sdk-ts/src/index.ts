@@ -20,5 +20,6 @@ export { ToolCalls, type ToolCall, type ToolCallStats } from "./tools.js";
 export { AgentFSError } from "./errors.js";
 export { findEngine, bundledEngine, bundledAddon, type EngineMode } from "./engine.js";
 export { StdioTransport } from "./stdio.js";
+export { loadWasm, bundledWasm, type WasmEngine } from "./wasm.js";
 export { HttpTransport, type HttpOptions } from "./http.js";
 export type { Transport } from "./transport.js";

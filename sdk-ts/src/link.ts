@@ -111,8 +111,8 @@ export class ChildLink implements Link {
   }
 }
 
-/** What agentfs.node exports (core/cmd/agentfs-node). */
-interface Addon {
+/** What agentfs.node exports (core/cmd/agentfs-node), and the WASM engine (wasm.ts). */
+export interface Addon {
   start(onData: (chunk: Buffer | null, endMessage?: string) => void): number;
   write(handle: number, bytes: Uint8Array): void;
   end(handle: number): void;
@@ -148,8 +148,8 @@ export class LocalLink implements Link {
   private gone = false;
   private stopped = false;
 
-  constructor(addonPath: string, private readonly events: LinkEvents) {
-    this.addon = loadAddon(addonPath);
+  constructor(addon: string | Addon, private readonly events: LinkEvents) {
+    this.addon = typeof addon === "string" ? loadAddon(addon) : addon;
     this.handle = this.addon.start((chunk, endMessage) => {
       if (chunk) {
         events.onData(chunk);

@@ -13,7 +13,7 @@ import type { InfoResponse } from "./gen/agentfs/v1/agent_pb.js";
 import { FrameSchema, type OpenOptionsSchema } from "./gen/agentfs/v1/protocol_pb.js";
 import { AgentFSError, abortError, fromProto, kindError } from "./errors.js";
 import { encode, type Transport } from "./transport.js";
-import { ChildLink, LocalLink, type Link } from "./link.js";
+import { ChildLink, LocalLink, type Addon, type Link } from "./link.js";
 import { callFrame, decodeFrame, decodeResult, decodeResultBody, encodeFrame, FrameReader, partsLength, PROTOCOL_VERSION } from "./wire.js";
 
 const CLIENT = "agentfs-sdk-ts/0.7.0";
@@ -33,8 +33,8 @@ interface Pending {
 export interface StdioOptions {
   /** Path of the agentfs binary (already resolved): the engine runs as a child process. */
   engine?: string;
-  /** Path of the engine addon (agentfs.node): the engine runs in this process. */
-  addon?: string;
+  /** Path of the engine addon (agentfs.node), or the loaded WASM engine: the engine runs in this process. */
+  addon?: string | Addon;
   open: MessageInitShape<typeof OpenOptionsSchema>;
   /** Working directory of the engine (ids resolve to .agentfs/ID.db in it). */
   cwd?: string;

@@ -1,6 +1,7 @@
 // Shared helpers of the tests: the engine under test (AGENTFS_BIN, else the
 // checkout's bin/agentfs built by `go tool task build`; AGENTFS_ADDON, else
-// bin/agentfs.node, for the in-process transport), temp directories
+// bin/agentfs.node, for the in-process transport; AGENTFS_WASM, else
+// bin/agentfs.wasm, for the wasm transport), temp directories
 // and a real `agentfs serve http` on a free loopback port.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -17,6 +18,10 @@ process.env.AGENTFS_BIN = ENGINE;
 export const ADDON = process.env.AGENTFS_ADDON || join(ROOT, "bin", "agentfs.node");
 if (!existsSync(ADDON)) throw new Error(`no engine addon at ${ADDON}: run \`go tool task build\` or set AGENTFS_ADDON`);
 process.env.AGENTFS_ADDON = ADDON;
+// The engine as WebAssembly (transport "wasm"), with Go's wasm_exec.js beside it.
+export const WASM = process.env.AGENTFS_WASM || join(ROOT, "bin", "agentfs.wasm");
+if (!existsSync(WASM)) throw new Error(`no WASM engine at ${WASM}: run \`go tool task build\` or set AGENTFS_WASM`);
+process.env.AGENTFS_WASM = WASM;
 
 export function tempDir(t) {
   const d = mkdtempSync(join(tmpdir(), "agentfs-sdk-ts-"));

@@ -1,0 +1,92 @@
+//go:build js
+
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"io/fs"
+	"strings"
+	"sync"
+
+	"github.com/ncruces/go-sqlite3"
+	sqlitedriver "github.com/ncruces/go-sqlite3/driver"
+	"github.com/ncruces/go-sqlite3/ext/serdes"
+	"github.com/ncruces/go-sqlite3/vfs/memdb"
+)
+
+// In a WebAssembly build (the browser, a Cloudflare Worker) there is no
+// file system and no other process: a database lives in memory (SQLite's
+// memdb VFS, compiled to Go by ncruces/go-sqlite3), arrives as the bytes
+// of a database file (LoadMemory) and leaves as them (Serialize). Without
+// WAL, no background checkpoints either.
+const walMode = false
+
+// memoryName is memdb's name of the database called path. A "file:/NAME"
+// URI opens memdb's database NAME, shared by every connection of the
+// program (memdb.Create and Delete take NAME).
+func memoryName(path string) string { return strings.TrimLeft(path, "/") }
+
+// memories are the databases of this program, as a directory holds
+// files: a name is there from its LoadMemory or first writable Open to
+// its DropMemory.
+var memories sync.Map // memoryName -> struct{}
+
+func dataSource(path string, opts Options) (abs, dsn string, err error) {
+	name := memoryName(path)
+	if _, ok := memories.Load(name); !ok {
+		if opts.ReadOnly {
+			return "", "", &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+		}
+		// Held by memdb until DropMemory, like a file until it is removed.
+		memdb.Create(name, nil)
+		memories.Store(name, struct{}{})
+	}
+	// As native names: escape what would end the path or start an escape.
+	dsn = "file:/" + strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f").Replace(name) + "?vfs=memdb"
+	return "/" + name, dsn, nil
+}
+
+// Stat reports whether the in-memory database path exists (see Stat of
+// native builds).
+func Stat(path string) error {
+	if _, ok := memories.Load(memoryName(path)); !ok {
+		return &fs.PathError{Op: "stat", Path: path, Err: fs.ErrNotExist}
+	}
+	return nil
+}
+
+func openConnector(dsn string) (driver.Connector, error) {
+	return (&sqlitedriver.SQLite{}).OpenConnector(dsn)
+}
+
+// LoadMemory makes data, the bytes of a database file, the database that
+// Open(path) opens next. It keeps data (the caller must not reuse it)
+// until DropMemory.
+func LoadMemory(path string, data []byte) {
+	memdb.Create(memoryName(path), data)
+	memories.Store(memoryName(path), struct{}{})
+}
+
+// DropMemory frees the in-memory database path once it is closed.
+func DropMemory(path string) {
+	memdb.Delete(memoryName(path))
+	memories.Delete(memoryName(path))
+}
+
+// Serialize returns the bytes of the database file: what an engine of
+// another platform opens (after committing an open group).
+func (db *DB) Serialize(ctx context.Context) (out []byte, err error) {
+	err = db.Raw(ctx, func(c *Conn) error {
+		return c.c.Raw(func(dc any) error {
+			raw, ok := dc.(interface{ Raw() *sqlite3.Conn })
+			if !ok {
+				return errors.New("store: driver connection has no SQLite handle")
+			}
+			out, err = serdes.Serialize(raw.Raw(), "main")
+			return err
+		})
+	})
+	return out, err
+}

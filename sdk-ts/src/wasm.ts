@@ -1,0 +1,109 @@
+// The engine as WebAssembly (the Go module wasm/, built into agentfs.wasm
+// with Go's wasm_exec.js beside it): for hosts where the native engine
+// cannot run. It speaks the same protocol as the Node addon through the
+// same LocalLink, so every call behaves as with the other transports.
+// Its databases live in memory: they are loaded from and saved to the
+// bytes of an AgentFS database file.
+
+import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { kindError } from "./errors.js";
+import type { Addon } from "./link.js";
+
+/** What agentfs.wasm puts on globalThis.__agentfsWasm (wasm/main_js.go). */
+interface WasmExports extends Omit<Addon, "start" | "call"> {
+  start(onData: (chunk: Uint8Array | null, endMessage?: string) => void): number;
+  call(handle: number, method: Uint8Array, payload: Uint8Array): Uint8Array;
+  load(path: string, bytes: Uint8Array): void;
+  save(path: string): Uint8Array | { error: string; code: string };
+  drop(path: string): void;
+  version: string;
+}
+
+/** The loaded WASM engine: the addon interface plus its databases' bytes. */
+export interface WasmEngine extends Addon {
+  /** Makes bytes (an AgentFS database file) the database called path. */
+  load(path: string, bytes: Uint8Array): void;
+  /** The bytes of the database called path. */
+  save(path: string): Uint8Array;
+  /** Forgets the database called path. */
+  drop(path: string): void;
+  readonly version: string;
+}
+
+/** The path of the WASM engine bundled in this package (wasm/agentfs.wasm). */
+export function bundledWasm(): string {
+  return fileURLToPath(new URL("../wasm/agentfs.wasm", import.meta.url));
+}
+
+const engines = new Map<string, Promise<WasmEngine>>();
+
+/**
+ * loadWasm instantiates the WASM engine at path (default: AGENTFS_WASM,
+ * then the bundled one), once per path and process. Go's wasm_exec.js must
+ * lie beside it.
+ */
+export function loadWasm(path?: string): Promise<WasmEngine> {
+  const p = path || process.env.AGENTFS_WASM || bundledWasm();
+  let e = engines.get(p);
+  if (!e) {
+    e = instantiate(p);
+    engines.set(p, e);
+    e.catch(() => engines.delete(p));
+  }
+  return e;
+}
+
+async function instantiate(path: string): Promise<WasmEngine> {
+  let code: Buffer;
+  try {
+    code = await readFile(path);
+  } catch (e) {
+    throw kindError(
+      "NOT_FOUND",
+      `agentfs WASM engine not found at ${path}: ${(e as Error).message}; build it with \`go tool task build\` (bin/agentfs.wasm) and set AGENTFS_WASM or pass { wasm: "/path/to/agentfs.wasm" }`,
+    );
+  }
+  const g = globalThis as unknown as { Go?: new () => GoRuntime; __agentfsWasm?: WasmExports };
+  if (!g.Go) await import(pathToFileURL(join(dirname(path), "wasm_exec.js")).href);
+  if (!g.Go) throw kindError("UNAVAILABLE", `${join(dirname(path), "wasm_exec.js")} did not define Go`);
+  const go = new g.Go();
+  const wasm = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
+  const { instance } = await wasm.instantiate(code, go.importObject);
+  g.__agentfsWasm = undefined;
+  void go.run(instance); // runs main until it waits for calls
+  const x = g.__agentfsWasm as WasmExports | undefined;
+  if (!x) throw kindError("UNAVAILABLE", `${path} is not the agentfs WASM engine (it set no globalThis.__agentfsWasm)`);
+  return {
+    version: x.version,
+    start: (onData) =>
+      x.start((chunk, end) => onData(chunk ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : null, end)),
+    write: (h, b) => x.write(h, b),
+    end: (h) => x.end(h),
+    call: (h, m, p) => {
+      const r = x.call(h, m, p);
+      return Buffer.from(r.buffer, r.byteOffset, r.byteLength);
+    },
+    submit: (h, id, m, head, data) => x.submit(h, id, m, head, data),
+    ref: (h, on) => x.ref(h, on),
+    load: (p, b) => x.load(p, b),
+    save: (p) => {
+      const r = x.save(p);
+      if (r instanceof Uint8Array) return r;
+      throw Object.assign(kindError(r.code === "ENOENT" ? "NOT_FOUND" : "INTERNAL", r.error), { code: r.code });
+    },
+    drop: (p) => x.drop(p),
+  };
+}
+
+/** The part of Go's wasm_exec.js runtime used here. */
+interface GoRuntime {
+  importObject: object;
+  run(instance: object): Promise<void>;
+}
+
+/** The part of the WebAssembly global used here (not in this project's TypeScript libs). */
+interface WebAssemblyApi {
+  instantiate(code: Uint8Array, imports: object): Promise<{ instance: object }>;
+}

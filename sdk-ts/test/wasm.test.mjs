@@ -1,0 +1,103 @@
+// The engine as WebAssembly (transport "wasm"): the whole API suite, and
+// databases moving between it and the native engine as files and as bytes.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { AgentFS } from "../dist/index.js";
+import { ENGINE, failure, tempDir } from "./helpers.mjs";
+import { apiSuite } from "./api-suite.mjs";
+
+const wasm = { transport: "wasm" };
+const agentfs = (...args) => execFileSync(ENGINE, args, { encoding: "utf8" });
+/** Creates the database .agentfs/ID.db in dir with the native CLI; returns its path. */
+const nativeInit = (dir, id) => {
+  execFileSync(ENGINE, ["init", id], { cwd: dir });
+  return join(dir, ".agentfs", `${id}.db`);
+};
+
+apiSuite("wasm", async (t) => AgentFS.open({ ...wasm, path: join(tempDir(t), "a.db") }));
+
+test("wasm: a file goes native -> wasm -> native, and passes fsck", async (t) => {
+  const db = nativeInit(tempDir(t), "n");
+  agentfs("fs", db, "write", "/from-native.txt", "native");
+  agentfs("kv", db, "set", "who", '"native"');
+
+  const a = await AgentFS.open({ ...wasm, path: db });
+  assert.equal(a.transport.inProcess, true);
+  assert.equal(await a.fs.readFile("/from-native.txt", "utf8"), "native");
+  assert.equal(await a.kv.get("who"), "native");
+  await a.fs.writeFile("/dir/from-wasm.txt", "wasm");
+  await a.fs.symlink("/dir/from-wasm.txt", "/link");
+  await a.kv.set("who", "wasm");
+  await a.tools.record("search", 1000, 1002, { q: "x" }, { hits: 3 });
+  await a.close();
+
+  assert.equal(agentfs("fs", db, "cat", "/dir/from-wasm.txt"), "wasm");
+  assert.match(agentfs("fs", db, "stat", "/link"), /File: \/link -> \/dir\/from-wasm\.txt/);
+  assert.match(agentfs("kv", db, "get", "who"), /"wasm"/);
+  assert.match(agentfs("timeline", db), /search/);
+  agentfs("fsck", db); // exits non-zero on any inconsistency
+});
+
+test("wasm: by id, temporary, and from and to bytes", async (t) => {
+  const dir = tempDir(t);
+  const a = await AgentFS.open({ ...wasm, id: "w1", cwd: dir });
+  await a.fs.writeFile("/x", "1");
+  await a.close();
+  assert.ok(existsSync(join(dir, ".agentfs", "w1.db")));
+  assert.equal(agentfs("fs", join(dir, ".agentfs", "w1.db"), "cat", "/x"), "1");
+
+  // Temporary: nothing on disk; the bytes are the database.
+  const tmp = await AgentFS.open(wasm);
+  await tmp.fs.writeFile("/doc.md", "# hi");
+  await tmp.kv.set("n", 7);
+  const bytes = await tmp.exportDatabase();
+  await tmp.close();
+  assert.equal(Buffer.from(bytes.subarray(0, 16)).toString("latin1"), "SQLite format 3\0");
+  const file = join(dir, "exported.db");
+  writeFileSync(file, bytes);
+  assert.equal(agentfs("fs", file, "cat", "/doc.md"), "# hi");
+  agentfs("fsck", file);
+
+  // The native engine's file, as bytes, into a new in-memory agent.
+  const again = await AgentFS.open({ ...wasm, data: readFileSync(file) });
+  assert.equal(await again.kv.get("n"), 7);
+  await again.fs.writeFile("/doc.md", "# changed");
+  assert.equal(await again.fs.readFile("/doc.md", "utf8"), "# changed");
+  await again.close();
+  // data is copied: the file is unchanged.
+  assert.equal(agentfs("fs", file, "cat", "/doc.md"), "# hi");
+});
+
+test("wasm: read-only, noCreate, and a file with a live WAL", async (t) => {
+  const dir = tempDir(t);
+  const missing = await failure(() => AgentFS.open({ ...wasm, path: join(dir, "missing.db"), noCreate: true }));
+  assert.equal(missing.code, "ERR_AGENTFS_NOT_FOUND", missing.message);
+  const db = nativeInit(dir, "r");
+  agentfs("fs", db, "write", "/f", "v");
+  const before = readFileSync(db);
+  const ro = await AgentFS.open({ ...wasm, path: db, readOnly: true });
+  assert.equal(await ro.fs.readFile("/f", "utf8"), "v");
+  assert.equal((await failure(() => ro.fs.writeFile("/g", "x"))).code, "EROFS");
+  await ro.close();
+  assert.ok(readFileSync(db).equals(before), "a read-only open rewrote the file");
+
+  // Another engine holds the file with changes only in its WAL: loading
+  // the main file alone would lose them.
+  const live = await AgentFS.open({ transport: "inprocess", path: db });
+  await live.fs.writeFile("/g", "in the WAL");
+  const e = await failure(() => AgentFS.open({ ...wasm, path: db }));
+  assert.match(e.message, /WAL/);
+  await live.close();
+  const after = await AgentFS.open({ ...wasm, path: db });
+  assert.equal(await after.fs.readFile("/g", "utf8"), "in the WAL");
+  await after.close();
+});
+
+test("wasm: exportDatabase is for the wasm transport only", async (t) => {
+  const a = await AgentFS.open({ transport: "inprocess", path: join(tempDir(t), "x.db") });
+  t.after(() => a.close());
+  assert.match((await failure(() => a.exportDatabase())).message, /only the wasm transport/);
+});

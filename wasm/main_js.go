@@ -1,0 +1,188 @@
+//go:build js
+
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"sync"
+	"syscall/js"
+
+	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/rpc"
+	"github.com/agentfs-go/agentfs/core/store"
+)
+
+// main puts the engine's functions on globalThis.__agentfsWasm (the
+// interface of sdk-ts's addon link, plus the database's bytes) and waits
+// for calls. Byte arguments are Uint8Arrays; handles are numbers.
+//
+//	start(onData) -> handle          onData(bytes) per output, onData(null, message) at the end
+//	write(handle, bytes)             stdio protocol bytes to the engine
+//	end(handle)                      no more bytes: the engine finishes
+//	call(handle, method, payload) -> bytes   one call answered now (an agentfs.v1.Result)
+//	submit(handle, id, method, head, data?)  one call answered by a Result frame
+//	ref(handle, on)                  (nothing to hold: kept for the addon's interface)
+//	load(path, bytes)                the database at path is these bytes
+//	save(path) -> bytes              the bytes of the database at path
+//	drop(path)                       forget the database at path
+func main() {
+	api := js.Global().Get("Object").New()
+	for name, fn := range map[string]func(args []js.Value) any{
+		"start": start, "write": write, "end": end, "call": call, "submit": submit,
+		"ref":  func([]js.Value) any { return nil },
+		"load": load, "save": save, "drop": drop,
+	} {
+		api.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) any { return fn(args) }))
+	}
+	api.Set("version", core.Version)
+	js.Global().Set("__agentfsWasm", api)
+	select {}
+}
+
+var (
+	mu    sync.Mutex
+	conns = map[int]*rpc.Local{}
+	next  int
+)
+
+func lookup(h js.Value) *rpc.Local {
+	mu.Lock()
+	defer mu.Unlock()
+	return conns[h.Int()]
+}
+
+// bytesOf copies a Uint8Array into Go memory (undefined or null: nil).
+func bytesOf(v js.Value) []byte {
+	if v.IsUndefined() || v.IsNull() {
+		return nil
+	}
+	b := make([]byte, v.Get("byteLength").Int())
+	js.CopyBytesToGo(b, v)
+	return b
+}
+
+// jsBytes copies parts, one after the other, into a new Uint8Array.
+func jsBytes(parts ...[]byte) js.Value {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	u := js.Global().Get("Uint8Array").New(n)
+	off := 0
+	for _, p := range parts {
+		if len(p) > 0 {
+			js.CopyBytesToJS(u.Call("subarray", off, off+len(p)), p)
+			off += len(p)
+		}
+	}
+	return u
+}
+
+func start(args []js.Value) any {
+	onData := args[0]
+	l := rpc.ServeLocal(context.Background(), core.Version, logWriter{}, func(p []byte) {
+		if len(p) > 0 {
+			onData.Invoke(jsBytes(p))
+		}
+	})
+	mu.Lock()
+	next++
+	h := next
+	conns[h] = l
+	mu.Unlock()
+	go func() {
+		msg := "the agentfs engine has finished"
+		if err := l.Wait(); err != nil {
+			msg = "the agentfs engine stopped: " + err.Error()
+		}
+		mu.Lock()
+		delete(conns, h)
+		mu.Unlock()
+		onData.Invoke(js.Null(), msg)
+	}()
+	return h
+}
+
+func write(args []js.Value) any {
+	if l := lookup(args[0]); l != nil {
+		if p := bytesOf(args[1]); len(p) > 0 {
+			l.Write(p)
+		}
+	}
+	return nil
+}
+
+func end(args []js.Value) any {
+	if l := lookup(args[0]); l != nil {
+		l.CloseWrite()
+	}
+	return nil
+}
+
+func call(args []js.Value) any {
+	method := string(bytesOf(args[1]))
+	l := lookup(args[0])
+	if l == nil {
+		return jsBytes(rpc.UnavailableResult(method + ": the agent is closed"))
+	}
+	head, data := l.CallSync(method, bytesOf(args[2]))
+	return jsBytes(head, data)
+}
+
+func submit(args []js.Value) any {
+	if l := lookup(args[0]); l != nil {
+		var data []byte
+		if len(args) > 4 {
+			data = bytesOf(args[4])
+		}
+		l.Submit(uint64(args[1].Int()), string(bytesOf(args[2])), bytesOf(args[3]), data)
+	}
+	return nil
+}
+
+func load(args []js.Value) any {
+	store.LoadMemory(args[0].String(), bytesOf(args[1]))
+	return nil
+}
+
+// save answers the bytes of the database at path, or throws an Error
+// whose code is the POSIX name (ENOENT for a database that is not there).
+func save(args []js.Value) any {
+	path := args[0].String()
+	a, err := core.Open(context.Background(), path, core.Options{ReadOnly: true})
+	if err != nil {
+		return throw(err)
+	}
+	defer a.Close()
+	b, err := a.DB.Serialize(context.Background())
+	if err != nil {
+		return throw(err)
+	}
+	return jsBytes(b)
+}
+
+func drop(args []js.Value) any {
+	store.DropMemory(args[0].String())
+	return nil
+}
+
+// throw answers {error: message, code} for the JavaScript side to raise.
+func throw(err error) any {
+	code := "EIO"
+	if os.IsNotExist(err) {
+		code = "ENOENT"
+	}
+	return map[string]any{"error": err.Error(), "code": code}
+}
+
+// logWriter sends the engine's log lines to console.error.
+type logWriter struct{}
+
+func (logWriter) Write(p []byte) (int, error) {
+	js.Global().Get("console").Call("error", string(p))
+	return len(p), nil
+}
+
+var _ io.Writer = logWriter{}

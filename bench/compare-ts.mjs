@@ -25,7 +25,9 @@ function load(file) {
   const peaks = [...txt.matchAll(/Maximum resident set size \(kbytes\): (\d+)/g)].map((m) => Number(m[1]));
   return { runs, peaks };
 }
-const ref = load(args.ref), ts = load(args.ts), tsproc = load(args.tsproc), floor = load(args.floor);
+// The second column of ours: --tsproc (the engine as a child over stdio) or --tswasm (the engine as WebAssembly).
+const second = args.tswasm && !args.tsproc ? "wasm" : "stdio";
+const ref = load(args.ref), ts = load(args.ts), tsproc = load(args.tsproc ?? args.tswasm), floor = load(args.floor);
 const op = (side, k, f) => side && median(side.runs.map((r) => r.ops[k]?.[f]));
 const targets = {
   "a.writeFile 1KiB": 5, "b.readFile 1KiB random": 5, "c.stat random": 3, "d.writeFile 64MiB": 20,
@@ -41,8 +43,8 @@ function cell(side, k) {
 }
 const out = [];
 const envOf = (s) => s?.runs[0].env;
-out.push(`- reference: ${ref ? "agentfs-sdk 0.6.4 (" + envOf(ref).sdk + ")" : "-"}; ours: ${ts ? envOf(ts).sdk + " with the bundled engine in the Node process (default transport)" : "-"}${tsproc ? "; stdio: the same package with AGENTFS_TRANSPORT=process (the bundled engine as a child process)" : ""}`);
-out.push(`- node ${envOf(ts ?? ref).node}, cpu ${envOf(ts ?? ref).cpu}; runs per side: ref ${ref?.runs.length ?? 0}, ts ${ts?.runs.length ?? 0}, stdio ${tsproc?.runs.length ?? 0} (medians if more than one)`);
+out.push(`- reference: ${ref ? "agentfs-sdk 0.6.4 (" + envOf(ref).sdk + ")" : "-"}; ours: ${ts ? envOf(ts).sdk + " with the bundled engine in the Node process (default transport)" : "-"}${tsproc ? (second === "stdio" ? "; stdio: the same package with AGENTFS_TRANSPORT=process (the bundled engine as a child process)" : "; wasm: the same package with AGENTFS_TRANSPORT=wasm (the bundled agentfs.wasm in the Node process)") : ""}`);
+out.push(`- node ${envOf(ts ?? ref).node}, cpu ${envOf(ts ?? ref).cpu}; runs per side: ref ${ref?.runs.length ?? 0}, ts ${ts?.runs.length ?? 0}, ${second} ${tsproc?.runs.length ?? 0} (medians if more than one)`);
 out.push("- ratio: how many times faster the TypeScript SDK is (throughput, or time per call)", "");
 const ratioOf = (side, k) => {
   const r = op(ref, k, "ops_s"), o = op(side, k, "ops_s");
@@ -50,7 +52,7 @@ const ratioOf = (side, k) => {
 };
 const fmtRatio = (x) => (x === undefined ? "-" : num(x, x < 10 ? 2 : 1) + "x");
 out.push(
-  `| workload | agentfs-sdk 0.6.4 | this, in process | ratio | target | ${tsproc ? "this, stdio | ratio | " : ""}p50 ref / in process${tsproc ? " / stdio" : ""} (ms) |`,
+  `| workload | agentfs-sdk 0.6.4 | this, in process | ratio | target | ${tsproc ? `this, ${second} | ratio | ` : ""}p50 ref / in process${tsproc ? ` / ${second}` : ""} (ms) |`,
   `|---|---:|---:|---:|---:|${tsproc ? "---:|---:|" : ""}---:|`,
 );
 for (const k of Object.keys((ts ?? ref).runs[0].ops)) {
@@ -81,7 +83,7 @@ if (floor) {
 if (ts) {
   out.push("", "Peak RSS of the node process after each phase (MiB; in process it includes the engine; a child engine is not included):", "");
   out.push("| phase | " + Object.keys(ts.runs[0].rss_kb).join(" | ") + " |", "|---|" + Object.keys(ts.runs[0].rss_kb).map(() => "---:").join("|") + "|");
-  for (const [name, s] of [["agentfs-sdk 0.6.4", ref], ["this, in process", ts], ["this, stdio", tsproc], ["floor (no storage)", floor]]) {
+  for (const [name, s] of [["agentfs-sdk 0.6.4", ref], ["this, in process", ts], [`this, ${second}`, tsproc], ["floor (no storage)", floor]]) {
     if (s) out.push(`| ${name} | ` + Object.keys(ts.runs[0].rss_kb).map((k) => num(median(s.runs.map((r) => r.rss_kb[k])) / 1024, 0)).join(" | ") + " |");
   }
 }

@@ -14,7 +14,8 @@
 #   N_FILES=1000 N_KV=1000 N_TOOLS=1000 BIG_MIB=8 COLD_RUNS=2 WARM=100 ./bench/sdk-ts.sh
 #
 # Env: WORKLOADS (../shared/bench/workloads.mjs from the repository root),
-# RESULTS (bench/results), SIDES ("ref ts tsproc floor"), and the knobs of workloads.mjs.
+# RESULTS (bench/results), SIDES ("ref ts tsproc floor"; "tswasm" is the same
+# package with transport "wasm", compared in a table of its own), and the knobs of workloads.mjs.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,13 +56,14 @@ for side in $SIDES; do
 	ref) sdk=turso-agentfs ;;
 	ts) sdk=agentfs-sdk ;;
 	tsproc) sdk=agentfs-sdk transport=process ;;
+	tswasm) sdk=agentfs-sdk transport=wasm ;;
 	floor) sdk=$ROOT/bench/floor-sdk/index.mjs ;;
 	*) echo "unknown side $side" >&2; exit 1 ;;
 	esac
 	out=$RESULTS/$TS-sdk-$side.txt
 	say "$side: SDK=$sdk ${transport:+AGENTFS_TRANSPORT=$transport }node workloads.mjs"
 	(cd "$PROJ" && env SDK=$sdk ${transport:+AGENTFS_TRANSPORT=$transport} BENCH_DIR=$ROOT/bench/tmp/$TS-$side "${TIME[@]}" node workloads.mjs) 2>&1 | tee "$out"
-	files+=(--"$side" "$out")
+	if [[ $side == tswasm ]]; then wasmfile=$out; else files+=(--"$side" "$out"); fi
 done
 
 say "round trip of an empty call, in process and over stdio"
@@ -73,4 +75,8 @@ cp bench/sdk-ts-rtt.mjs "$PROJ/rtt.mjs"
 
 say "comparison"
 node bench/compare-ts.mjs "${files[@]}" --rtt "$RTT" --rttproc "$RTTPROC" | tee "$RESULTS/$TS-sdk-ts-table.md"
+if [[ -n ${wasmfile:-} ]]; then
+	say "comparison with the engine as WebAssembly"
+	node bench/compare-ts.mjs --ref "$RESULTS/$TS-sdk-ref.txt" --ts "$RESULTS/$TS-sdk-ts.txt" --tswasm "$wasmfile" | tee "$RESULTS/$TS-sdk-tswasm-table.md"
+fi
 echo "raw outputs: $RESULTS/$TS-sdk-*.txt; table: $RESULTS/$TS-sdk-ts-table.md" >&2

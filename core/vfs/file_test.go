@@ -2,6 +2,7 @@ package vfs_test
 
 import (
 	"bytes"
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -55,8 +56,8 @@ func TestFS_Open(t *testing.T) {
 		{"create under a file", "/d/f/x", os.O_RDWR | os.O_CREATE, syscall.ENOTDIR},
 		{"O_DIRECTORY on file", "/d/f", os.O_RDONLY | syscall.O_DIRECTORY, syscall.ENOTDIR},
 		{"O_DIRECTORY on dir", "/d", os.O_RDONLY | syscall.O_DIRECTORY, 0},
-		{"O_NOFOLLOW on symlink", "/lf", os.O_RDONLY | syscall.O_NOFOLLOW, syscall.ELOOP},
-		{"O_NOFOLLOW middle symlink", "/ld/f", os.O_RDONLY | syscall.O_NOFOLLOW, 0},
+		{"O_NOFOLLOW on symlink", "/lf", os.O_RDONLY | hostfs.ONoFollow, syscall.ELOOP},
+		{"O_NOFOLLOW middle symlink", "/ld/f", os.O_RDONLY | hostfs.ONoFollow, 0},
 		{"follow symlink", "/lf", os.O_RDONLY, 0},
 		{"create root", "/", os.O_RDWR | os.O_CREATE, syscall.EISDIR},
 		{"create dot", "/d/.", os.O_RDWR | os.O_CREATE, syscall.EISDIR},

@@ -252,7 +252,11 @@ func checkIntegrity(t testing.TB, a *core.Agent) {
 			AND NOT EXISTS (SELECT 1 FROM fs_symlink s WHERE s.ino = i.ino)`},
 		{"attributes of missing inodes", `SELECT COUNT(*) FROM fs_xattr x WHERE NOT EXISTS (SELECT 1 FROM fs_inode i WHERE i.ino = x.ino)`},
 	} {
-		if n := queryInt(t, a, c.q, cs); n != 0 {
+		var args []any // only to the queries that take the chunk size (drivers refuse extra arguments)
+		if strings.Contains(c.q, "?1") {
+			args = append(args, cs)
+		}
+		if n := queryInt(t, a, c.q, args...); n != 0 {
 			t.Errorf("integrity: %d %s", n, c.what)
 		}
 	}

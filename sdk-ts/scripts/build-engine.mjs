@@ -1,12 +1,13 @@
 // Builds the agentfs engine into bin/linux-x64/agentfs (the executable the
-// "process" transport starts) and bin/linux-x64/agentfs.node (the same
-// engine as a Node addon, loaded by the default "inprocess" transport), so
-// that both travel inside the npm package (run by `npm pack` through the
-// prepack script).
+// "process" transport starts), bin/linux-x64/agentfs.node (the same
+// engine as a Node addon, loaded by the default "inprocess" transport) and
+// wasm/agentfs.wasm with Go's wasm_exec.js (the engine as WebAssembly, the
+// "wasm" transport, for any platform), so that all three travel inside the
+// npm package (run by `npm pack` through the prepack script).
 // The engine links SQLite through cgo, so it is built natively: only on a
 // linux-x64 host, from the checkout this package sits in (../cli).
 import { execFileSync } from "node:child_process";
-import { mkdirSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,3 +24,9 @@ console.error(`build-engine: ${out} (${(statSync(out).size / 1048576).toFixed(1)
 const addon = join(pkg, "bin", "linux-x64", "agentfs.node");
 execFileSync("go", ["build", "-buildmode=c-shared", "-ldflags=-s -w", "-o", addon, "./cmd/agentfs-node"], { cwd: join(pkg, "..", "core"), stdio: "inherit" });
 console.error(`build-engine: ${addon} (${(statSync(addon).size / 1048576).toFixed(1)} MiB)`);
+const wasm = join(pkg, "wasm", "agentfs.wasm");
+mkdirSync(dirname(wasm), { recursive: true });
+execFileSync("go", ["build", "-trimpath", "-ldflags=-s", "-o", wasm, "."], { cwd: join(pkg, "..", "wasm"), stdio: "inherit", env: { ...process.env, GOOS: "js", GOARCH: "wasm" } });
+const goroot = execFileSync("go", ["env", "GOROOT"], { encoding: "utf8" }).trim();
+copyFileSync(join(goroot, "lib", "wasm", "wasm_exec.js"), join(pkg, "wasm", "wasm_exec.js"));
+console.error(`build-engine: ${wasm} (${(statSync(wasm).size / 1048576).toFixed(1)} MiB)`);

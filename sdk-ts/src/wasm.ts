@@ -69,6 +69,7 @@ async function instantiate(path: string): Promise<WasmEngine> {
   if (!g.Go) await import(pathToFileURL(join(dirname(path), "wasm_exec.js")).href);
   if (!g.Go) throw kindError("UNAVAILABLE", `${join(dirname(path), "wasm_exec.js")} did not define Go`);
   const go = new g.Go();
+  unrefTimers(go);
   const wasm = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
   const { instance } = await wasm.instantiate(code, go.importObject);
   g.__agentfsWasm = undefined;
@@ -86,7 +87,17 @@ async function instantiate(path: string): Promise<WasmEngine> {
       return Buffer.from(r.buffer, r.byteOffset, r.byteLength);
     },
     submit: (h, id, m, head, data) => x.submit(h, id, m, head, data),
-    ref: (h, on) => x.ref(h, on),
+    ref: (h, on) => {
+      // While a call waits, the engine must be able to run (its timers
+      // are unref'd): hold the event loop as the addon's ref does.
+      if (on) refs.add(h);
+      else refs.delete(h);
+      if (refs.size > 0 && !holder) holder = setInterval(() => {}, 1 << 30);
+      if (refs.size === 0 && holder) {
+        clearInterval(holder);
+        holder = undefined;
+      }
+    },
     load: (p, b) => x.load(p, b),
     save: (p) => {
       const r = x.save(p);
@@ -97,10 +108,33 @@ async function instantiate(path: string): Promise<WasmEngine> {
   };
 }
 
+const refs = new Set<number>();
+let holder: ReturnType<typeof setInterval> | undefined;
+
+/**
+ * unrefTimers makes the Go program's timers (wasm_exec.js schedules them
+ * with setTimeout) never keep Node alive on their own, as the threads of
+ * the addon do not: otherwise an idle engine's runtime timers hold the
+ * process for seconds after the program is done. Calls in flight hold it
+ * through ref().
+ */
+function unrefTimers(go: GoRuntime): void {
+  const imports = go.importObject.gojs;
+  const schedule = imports["runtime.scheduleTimeoutEvent"];
+  if (!schedule || !go._scheduledTimeouts) return;
+  imports["runtime.scheduleTimeoutEvent"] = (sp: number) => {
+    schedule(sp);
+    const t = go._scheduledTimeouts!.get(go._nextCallbackTimeoutID! - 1) as { unref?: () => void } | undefined;
+    t?.unref?.();
+  };
+}
+
 /** The part of Go's wasm_exec.js runtime used here. */
 interface GoRuntime {
-  importObject: object;
+  importObject: { gojs: Record<string, (sp: number) => void> };
   run(instance: object): Promise<void>;
+  _scheduledTimeouts?: Map<number, unknown>;
+  _nextCallbackTimeoutID?: number;
 }
 
 /** The part of the WebAssembly global used here (not in this project's TypeScript libs). */

@@ -1,7 +1,8 @@
 // Packaging as a new user meets it: `npm pack`, install the tarball into an
 // empty directory, run a script. The engine must come from the package
-// (no AGENTFS_BIN, no agentfs on PATH), both ways it runs: the addon in
-// the Node process (the default) and the binary as a child process.
+// (no AGENTFS_BIN, no agentfs on PATH), every way it runs: the addon in
+// the Node process (the default), the binary as a child process, and the
+// engine as WebAssembly.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -16,8 +17,11 @@ test("pack: the tarball installs into an empty project and finds its bundled eng
   const listing = execFileSync("tar", ["tzf", tarball], { encoding: "utf8" }).trim().split("\n").sort();
   assert.ok(listing.includes("package/bin/linux-x64/agentfs"), listing.join("\n"));
   assert.ok(listing.includes("package/bin/linux-x64/agentfs.node"), listing.join("\n"));
+  assert.ok(listing.includes("package/wasm/agentfs.wasm") && listing.includes("package/wasm/wasm_exec.js"), listing.join("\n"));
   assert.ok(listing.includes("package/dist/index.js") && listing.includes("package/dist/index.d.ts"));
-  for (const f of listing) assert.match(f, /^package\/(package\.json|README\.md|dist\/.*\.(js|d\.ts)|bin\/linux-x64\/agentfs(\.node)?)$/, `unexpected file ${f}`);
+  for (const f of listing) {
+    assert.match(f, /^package\/(package\.json|README\.md|dist\/.*\.(js|d\.ts)|bin\/linux-x64\/agentfs(\.node)?|wasm\/(agentfs\.wasm|wasm_exec\.js))$/, `unexpected file ${f}`);
+  }
 
   const app = tempDir(t);
   writeFileSync(join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
@@ -35,7 +39,8 @@ test("pack: the tarball installs into an empty project and finds its bundled eng
   delete env.AGENTFS_BIN;
   delete env.AGENTFS_ADDON;
   delete env.AGENTFS_TRANSPORT;
-  for (const transport of [undefined, "process"]) {
+  delete env.AGENTFS_WASM;
+  for (const transport of [undefined, "process", "wasm"]) {
     const args = transport ? ["main.mjs", transport] : ["main.mjs"];
     const res = JSON.parse(execFileSync(process.execPath, args, { cwd: app, env, encoding: "utf8" }));
     assert.deepEqual(res.text, "hello from a new user");
@@ -43,8 +48,9 @@ test("pack: the tarball installs into an empty project and finds its bundled eng
     assert.deepEqual(res.kv, { ok: true });
     assert.equal(res.engine, join(app, "node_modules", "agentfs-sdk", "bin", "linux-x64", "agentfs"));
     assert.equal(res.addon, join(app, "node_modules", "agentfs-sdk", "bin", "linux-x64", "agentfs.node"));
-    // By default the bundled addon runs the engine in this process; "process" starts the bundled binary.
-    assert.equal(res.inProcess, transport === undefined);
+    // By default the bundled addon runs the engine in this process; "process" starts the bundled binary;
+    // "wasm" runs the bundled agentfs.wasm in this process and writes .agentfs/app.db at close.
+    assert.equal(res.inProcess, transport !== "process");
     assert.equal(res.pid > 0, transport === "process");
     assert.ok(existsSync(join(app, ".agentfs", "app.db")));
   }

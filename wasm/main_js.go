@@ -23,7 +23,6 @@ import (
 //	end(handle)                      no more bytes: the engine finishes
 //	call(handle, method, payload) -> bytes   one call answered now (an agentfs.v1.Result)
 //	submit(handle, id, method, head, data?)  one call answered by a Result frame
-//	ref(handle, on)                  (nothing to hold: kept for the addon's interface)
 //	load(path, bytes)                the database at path is these bytes
 //	save(path) -> bytes              the bytes of the database at path
 //	drop(path)                       forget the database at path
@@ -31,7 +30,6 @@ func main() {
 	api := js.Global().Get("Object").New()
 	for name, fn := range map[string]func(args []js.Value) any{
 		"start": start, "write": write, "end": end, "call": call, "submit": submit,
-		"ref":  func([]js.Value) any { return nil },
 		"load": load, "save": save, "drop": drop,
 	} {
 		api.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) any { return fn(args) }))
@@ -147,18 +145,18 @@ func load(args []js.Value) any {
 	return nil
 }
 
-// save answers the bytes of the database at path, or throws an Error
-// whose code is the POSIX name (ENOENT for a database that is not there).
+// save answers the bytes of the database at path, or an errorValue
+// (ENOENT for a database that is not there).
 func save(args []js.Value) any {
 	path := args[0].String()
 	a, err := core.Open(context.Background(), path, core.Options{ReadOnly: true})
 	if err != nil {
-		return throw(err)
+		return errorValue(err)
 	}
 	defer a.Close()
 	b, err := a.DB.Serialize(context.Background())
 	if err != nil {
-		return throw(err)
+		return errorValue(err)
 	}
 	return jsBytes(b)
 }
@@ -168,8 +166,9 @@ func drop(args []js.Value) any {
 	return nil
 }
 
-// throw answers {error: message, code} for the JavaScript side to raise.
-func throw(err error) any {
+// errorValue is {error: message, code} (a POSIX name), which the
+// JavaScript side raises as an Error.
+func errorValue(err error) any {
 	code := "EIO"
 	if os.IsNotExist(err) {
 		code = "ENOENT"

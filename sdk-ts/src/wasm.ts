@@ -12,7 +12,7 @@ import { kindError } from "./errors.js";
 import type { Addon } from "./link.js";
 
 /** What agentfs.wasm puts on globalThis.__agentfsWasm (wasm/main_js.go). */
-interface WasmExports extends Omit<Addon, "start" | "call"> {
+interface WasmExports extends Omit<Addon, "start" | "call" | "ref"> {
   start(onData: (chunk: Uint8Array | null, endMessage?: string) => void): number;
   call(handle: number, method: Uint8Array, payload: Uint8Array): Uint8Array;
   load(path: string, bytes: Uint8Array): void;

@@ -77,3 +77,21 @@ test("inprocess: two agents in one process, and errors keep their codes", async 
   assert.equal(await b.fs.readFile("/x", "utf8"), "b");
   await b.close();
 });
+
+test("inprocess: processes that open, write, close and exit all exit cleanly", async (t) => {
+  // The engine's goroutine released the addon's thread-safe function after
+  // its last message, racing Node's teardown, which deletes the function:
+  // about one exit in 16-200 aborted (SIGABRT in uv_mutex_lock).
+  const { spawnSync } = await import("node:child_process");
+  const dir = tempDir(t);
+  const script = `const { AgentFS } = await import(${JSON.stringify(new URL("../dist/index.js", import.meta.url).href)});
+const a = await AgentFS.open({ path: process.env.DB, transport: "inprocess" });
+await a.fs.writeFile("/hello.txt", "hello");
+await a.close();`;
+  const bad = [];
+  for (let i = 0; i < 40; i++) {
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { env: { ...process.env, DB: join(dir, `p${i}.db`) }, encoding: "utf8" });
+    if (r.status !== 0) bad.push(`run ${i}: status ${r.status} signal ${r.signal} ${r.stderr.slice(-300)}`);
+  }
+  assert.deepEqual(bad, []);
+});

@@ -60,16 +60,43 @@ static void deliver(napi_env env, napi_value cb, void *context, void *data) {
 	napi_call_function(env, undef, cb, 1, argv, &res);
 }
 
-void agentfs_send(napi_threadsafe_function tsfn, const void *p, size_t n, int end) {
+// link_drop ends one holder's use of l (its lock held) and frees l after
+// the last.
+static void link_drop(agentfs_link *l) {
+	int last = --l->holders == 0;
+	pthread_mutex_unlock(&l->mu);
+	if (last) {
+		pthread_mutex_destroy(&l->mu);
+		free(l);
+	}
+}
+
+// link_env_gone runs on the JavaScript thread when Node's environment is
+// torn down, before the thread-safe function is deleted.
+static void link_env_gone(void *arg) {
+	agentfs_link *l = arg;
+	pthread_mutex_lock(&l->mu);
+	l->gone = 1;
+	link_drop(l);
+}
+
+void agentfs_send(agentfs_link *l, const void *p, size_t n, int end) {
 	chunk *c = malloc(sizeof(chunk) + n);
 	if (c == NULL) abort();
 	c->len = n;
 	c->end = end;
 	memcpy(c->bytes, p, n);
-	napi_call_threadsafe_function(tsfn, c, napi_tsfn_nonblocking);
+	pthread_mutex_lock(&l->mu);
+	if (l->gone || l->released || napi_call_threadsafe_function(l->tsfn, c, napi_tsfn_nonblocking) != 0) free(c);
+	pthread_mutex_unlock(&l->mu);
 }
 
-void agentfs_release(napi_threadsafe_function tsfn) { napi_release_threadsafe_function(tsfn, napi_tsfn_release); }
+void agentfs_release(agentfs_link *l) {
+	pthread_mutex_lock(&l->mu);
+	if (!l->gone && !l->released) napi_release_threadsafe_function(l->tsfn, napi_tsfn_release);
+	l->released = 1;
+	link_drop(l);
+}
 
 napi_value agentfs_result(napi_env env, const void *head, size_t hn, const void *data, size_t dn) {
 	napi_value out;
@@ -101,11 +128,19 @@ static napi_value js_start(napi_env env, napi_callback_info info) {
 	size_t argc = 1;
 	napi_value argv[1], name, out;
 	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != 0 || argc < 1) return fail(env, "start(onData) needs a function");
-	napi_threadsafe_function tsfn;
+	agentfs_link *l = calloc(1, sizeof(agentfs_link));
+	if (l == NULL) return fail(env, "agentfs: out of memory");
 	napi_create_string_utf8(env, "agentfs-engine", NAPI_AUTO_LENGTH_, &name);
-	if (napi_create_threadsafe_function(env, argv[0], NULL, name, 0, 1, NULL, NULL, NULL, deliver, &tsfn) != 0)
+	if (napi_create_threadsafe_function(env, argv[0], NULL, name, 0, 1, NULL, NULL, NULL, deliver, &l->tsfn) != 0) {
+		free(l);
 		return fail(env, "start(onData) needs a function");
-	napi_create_uint32(env, agentfsStart(tsfn), &out);
+	}
+	pthread_mutex_init(&l->mu, NULL);
+	l->holders = 2;
+	// Added after the function's own hook, so it runs before it (Node runs
+	// cleanup hooks in reverse order).
+	napi_add_env_cleanup_hook(env, link_env_gone, l);
+	napi_create_uint32(env, agentfsStart(l), &out);
 	return out;
 }
 
@@ -174,10 +209,14 @@ static napi_value js_ref(napi_env env, napi_callback_info info) {
 	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != 0 || argc < 2 || !handle_arg(env, argv[0], &h) ||
 	    napi_get_value_bool(env, argv[1], &on) != 0)
 		return fail(env, "ref(handle, boolean)");
-	napi_threadsafe_function tsfn = agentfsTsfn(h);
-	if (tsfn != NULL) {
-		if (on) napi_ref_threadsafe_function(env, tsfn);
-		else napi_unref_threadsafe_function(env, tsfn);
+	agentfs_link *l = agentfsLink(h);
+	if (l != NULL) {
+		pthread_mutex_lock(&l->mu);
+		if (!l->gone && !l->released) {
+			if (on) napi_ref_threadsafe_function(env, l->tsfn);
+			else napi_unref_threadsafe_function(env, l->tsfn);
+		}
+		pthread_mutex_unlock(&l->mu);
 	}
 	return NULL;
 }

@@ -37,7 +37,7 @@ const (
 
 type conn struct {
 	local *rpc.Local
-	tsfn  C.napi_threadsafe_function
+	link  *C.agentfs_link
 }
 
 var (
@@ -53,8 +53,8 @@ func lookup(h C.uint32_t) *conn {
 }
 
 //export agentfsStart
-func agentfsStart(tsfn C.napi_threadsafe_function) C.uint32_t {
-	c := &conn{tsfn: tsfn}
+func agentfsStart(link *C.agentfs_link) C.uint32_t {
+	c := &conn{link: link}
 	mu.Lock()
 	next++
 	h := next
@@ -62,7 +62,7 @@ func agentfsStart(tsfn C.napi_threadsafe_function) C.uint32_t {
 	mu.Unlock()
 	c.local = rpc.ServeLocal(context.Background(), core.Version, os.Stderr, func(p []byte) {
 		if len(p) > 0 {
-			C.agentfs_send(tsfn, unsafe.Pointer(&p[0]), C.size_t(len(p)), 0)
+			C.agentfs_send(link, unsafe.Pointer(&p[0]), C.size_t(len(p)), 0)
 		}
 	})
 	go func() {
@@ -74,9 +74,9 @@ func agentfsStart(tsfn C.napi_threadsafe_function) C.uint32_t {
 		delete(conns, h)
 		mu.Unlock()
 		cmsg := C.CString(msg)
-		C.agentfs_send(tsfn, unsafe.Pointer(cmsg), C.size_t(len(msg)), 1)
+		C.agentfs_send(link, unsafe.Pointer(cmsg), C.size_t(len(msg)), 1)
 		C.free(unsafe.Pointer(cmsg))
-		C.agentfs_release(tsfn)
+		C.agentfs_release(link)
 		// A large call leaves garbage that Go would only hand back to
 		// the system later; this process is Node's, so return it now.
 		debug.FreeOSMemory()
@@ -98,10 +98,10 @@ func agentfsEnd(h C.uint32_t) {
 	}
 }
 
-//export agentfsTsfn
-func agentfsTsfn(h C.uint32_t) C.napi_threadsafe_function {
+//export agentfsLink
+func agentfsLink(h C.uint32_t) *C.agentfs_link {
 	if c := lookup(h); c != nil {
-		return c.tsfn
+		return c.link
 	}
 	return nil
 }

@@ -48,6 +48,7 @@ napi_status napi_create_threadsafe_function(napi_env env, napi_value func, napi_
                                             napi_threadsafe_function *result);
 napi_status napi_call_threadsafe_function(napi_threadsafe_function func, void *data, napi_threadsafe_function_call_mode is_blocking);
 napi_status napi_release_threadsafe_function(napi_threadsafe_function func, napi_threadsafe_function_release_mode mode);
+napi_status napi_add_env_cleanup_hook(napi_env env, void (*fun)(void *arg), void *arg);
 napi_status napi_ref_threadsafe_function(napi_env env, napi_threadsafe_function func);
 napi_status napi_unref_threadsafe_function(napi_env env, napi_threadsafe_function func);
 

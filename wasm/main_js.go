@@ -23,7 +23,7 @@ import (
 //	end(handle)                      no more bytes: the engine finishes
 //	call(handle, method, payload) -> bytes   one call answered now (an agentfs.v1.Result)
 //	submit(handle, id, method, head, data?)  one call answered by a Result frame
-//	load(path, bytes)                the database at path is these bytes
+//	load(path, bytes, wal?)          the database at path is these bytes (with its -wal's committed transactions)
 //	save(path) -> bytes              the bytes of the database at path
 //	drop(path)                       forget the database at path
 func main() {
@@ -141,7 +141,14 @@ func submit(args []js.Value) any {
 }
 
 func load(args []js.Value) any {
-	store.LoadMemory(args[0].String(), bytesOf(args[1]))
+	db := bytesOf(args[1])
+	if len(args) > 2 {
+		var err error
+		if db, err = store.ApplyWAL(db, bytesOf(args[2])); err != nil {
+			return errorValue(err)
+		}
+	}
+	store.LoadMemory(args[0].String(), db)
 	return nil
 }
 

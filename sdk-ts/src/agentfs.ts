@@ -4,8 +4,8 @@
 // close().
 
 import { randomUUID } from "node:crypto";
-import { existsSync, statSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { AgentServiceClient, SandboxServiceClient } from "./gen/agentfs/v1/clients_agentfs.js";
 import type { InfoResponse } from "./gen/agentfs/v1/agent_pb.js";
@@ -136,9 +136,10 @@ export class AgentFS {
 
   /**
    * The WASM engine keeps the database in memory. With a path or an id,
-   * the file's bytes are read at open and written back (replacing the file
-   * at once) at close, unless readOnly; with neither, the database is
-   * temporary, or starts from `data`.
+   * the file's bytes (with the committed transactions of its -wal) are
+   * read at open and written back (replacing the file at once, the -wal
+   * and -shm removed) at close, unless readOnly; with neither, the
+   * database is temporary, or starts from `data`.
    */
   private static async openWasm(options: AgentFSOptions): Promise<AgentFS> {
     const engine = await loadWasm(options.wasm);
@@ -148,14 +149,10 @@ export class AgentFS {
     if (options.data) {
       engine.load(name, Uint8Array.from(options.data));
     } else if (file && existsSync(file)) {
-      const wal = `${file}-wal`;
-      if (existsSync(wal) && statSync(wal).size > 0) {
-        throw kindError(
-          "FAILED_PRECONDITION",
-          `${file} has changes in its WAL (${wal}): another engine has it open or did not close it; close it, or run \`agentfs snapshot\`, then open it here`,
-        );
-      }
-      engine.load(name, await readFile(file));
+      // Committed transactions may still be in the -wal file only (another
+      // engine has the file open, or closed it without a checkpoint).
+      const wal = existsSync(`${file}-wal`) ? await readFile(`${file}-wal`) : undefined;
+      engine.load(name, await readFile(file), wal?.length ? wal : undefined);
     }
     let t: StdioTransport;
     try {
@@ -212,6 +209,10 @@ export class AgentFS {
         const tmp = join(dirname(w.file), `.${randomUUID()}.tmp`);
         await writeFile(tmp, bytes);
         await rename(tmp, w.file);
+        // The old log and its index describe the file that was replaced:
+        // SQLite would apply them to the new one.
+        await rm(`${w.file}-wal`, { force: true });
+        await rm(`${w.file}-shm`, { force: true });
       }
     } finally {
       w.engine.drop(w.name);

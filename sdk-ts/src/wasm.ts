@@ -15,7 +15,7 @@ import type { Addon } from "./link.js";
 interface WasmExports extends Omit<Addon, "start" | "call" | "ref"> {
   start(onData: (chunk: Uint8Array | null, endMessage?: string) => void): number;
   call(handle: number, method: Uint8Array, payload: Uint8Array): Uint8Array;
-  load(path: string, bytes: Uint8Array): void;
+  load(path: string, bytes: Uint8Array, wal?: Uint8Array): undefined | { error: string; code: string };
   save(path: string): Uint8Array | { error: string; code: string };
   drop(path: string): void;
   version: string;
@@ -23,8 +23,11 @@ interface WasmExports extends Omit<Addon, "start" | "call" | "ref"> {
 
 /** The loaded WASM engine: the addon interface plus its databases' bytes. */
 export interface WasmEngine extends Addon {
-  /** Makes bytes (an AgentFS database file) the database called path. */
-  load(path: string, bytes: Uint8Array): void;
+  /**
+   * Makes bytes (an AgentFS database file) the database called path, with
+   * the committed transactions of wal (the bytes of its -wal file) applied.
+   */
+  load(path: string, bytes: Uint8Array, wal?: Uint8Array): void;
   /** The bytes of the database called path. */
   save(path: string): Uint8Array;
   /** Forgets the database called path. */
@@ -98,14 +101,22 @@ async function instantiate(path: string): Promise<WasmEngine> {
         holder = undefined;
       }
     },
-    load: (p, b) => x.load(p, b),
+    load: (p, b, w) => {
+      const r = w ? x.load(p, b, w) : x.load(p, b);
+      if (r) throw engineError(r);
+    },
     save: (p) => {
       const r = x.save(p);
       if (r instanceof Uint8Array) return r;
-      throw Object.assign(kindError(r.code === "ENOENT" ? "NOT_FOUND" : "INTERNAL", r.error), { code: r.code });
+      throw engineError(r);
     },
     drop: (p) => x.drop(p),
   };
+}
+
+/** The Error of an {error, code} answer of the engine. */
+function engineError(r: { error: string; code: string }): Error {
+  return Object.assign(kindError(r.code === "ENOENT" ? "NOT_FOUND" : "INTERNAL", r.error), { code: r.code });
 }
 
 const refs = new Set<number>();

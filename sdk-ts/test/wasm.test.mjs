@@ -71,7 +71,7 @@ test("wasm: by id, temporary, and from and to bytes", async (t) => {
   assert.equal(agentfs("fs", file, "cat", "/doc.md"), "# hi");
 });
 
-test("wasm: read-only, noCreate, and a file with a live WAL", async (t) => {
+test("wasm: read-only, noCreate, and a file whose WAL holds changes", async (t) => {
   const dir = tempDir(t);
   const missing = await failure(() => AgentFS.open({ ...wasm, path: join(dir, "missing.db"), noCreate: true }));
   assert.equal(missing.code, "ERR_AGENTFS_NOT_FOUND", missing.message);
@@ -84,16 +84,23 @@ test("wasm: read-only, noCreate, and a file with a live WAL", async (t) => {
   await ro.close();
   assert.ok(readFileSync(db).equals(before), "a read-only open rewrote the file");
 
-  // Another engine holds the file with changes only in its WAL: loading
-  // the main file alone would lose them.
+  // Another engine holds the file with a change only in its WAL (no
+  // checkpoint yet): a read-only open sees it, the file is left alone.
   const live = await AgentFS.open({ transport: "inprocess", path: db });
   await live.fs.writeFile("/g", "in the WAL");
-  const e = await failure(() => AgentFS.open({ ...wasm, path: db }));
-  assert.match(e.message, /WAL/);
+  assert.ok(readFileSync(`${db}-wal`).length > 0);
+  const peek = await AgentFS.open({ ...wasm, path: db, readOnly: true });
+  assert.equal(await peek.fs.readFile("/g", "utf8"), "in the WAL");
+  await peek.close();
   await live.close();
-  const after = await AgentFS.open({ ...wasm, path: db });
-  assert.equal(await after.fs.readFile("/g", "utf8"), "in the WAL");
-  await after.close();
+  // Rewritten at close: the new file stands alone (no stale -wal next to it).
+  const rw = await AgentFS.open({ ...wasm, path: db });
+  await rw.fs.writeFile("/h", "from wasm");
+  await rw.close();
+  assert.ok(!existsSync(`${db}-wal`) && !existsSync(`${db}-shm`));
+  assert.equal(agentfs("fs", db, "cat", "/g"), "in the WAL");
+  assert.equal(agentfs("fs", db, "cat", "/h"), "from wasm");
+  agentfs("fsck", db);
 });
 
 test("wasm: exportDatabase is for the wasm transport only", async (t) => {

@@ -20,6 +20,9 @@ const cli = (cmd) => ({ env: {}, write: [...cmd, "write"], dump: [...cmd, "dump"
 const sdks = {
   "agentfs-sdk 0.6.4 (Turso)": node(null),
   typescript: node(process.env.XLANG_TS),
+  // The same SDK with the engine as WebAssembly: the database in memory,
+  // read from and written back to the file.
+  "typescript-wasm": { ...node(process.env.XLANG_TS), env: { AGENTFS_SDK: process.env.XLANG_TS, AGENTFS_TRANSPORT: "wasm", AGENTFS_WASM: process.env.XLANG_WASM } },
   python: cli(process.env.XLANG_PY.split(" ")),
   rust: cli([process.env.XLANG_RS]),
   go: cli([process.env.XLANG_GO]),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the engine and the four SDKs' fixture programs, then runs the
+# Builds the engine (native and WebAssembly) and the four SDKs' fixture programs, then runs the
 # cross-language matrix (run.mjs). `go tool task test-xlang` runs this.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +14,9 @@ export AGENTFS_BIN=$root/bin/agentfs
 [ -d tests/compat/node_modules/turso-agentfs ] || (cd tests/compat && npm install --no-audit --no-fund --silent)
 (cd sdk-ts && { [ -d node_modules ] || npm ci --no-audit --no-fund --silent; } && npm run --silent build)
 export XLANG_TS=$root/sdk-ts/dist/index.js
+# The same SDK with the engine as WebAssembly.
+go tool task build-wasm >/dev/null
+export XLANG_WASM=$root/bin/agentfs.wasm
 
 # Python: the SDK from its source tree, protobuf pinned in a venv of its own.
 venv=$here/.venv

@@ -61,19 +61,25 @@ func bytesOf(v js.Value) []byte {
 	return b
 }
 
-// jsBytes copies parts, one after the other, into a new Uint8Array.
+var uint8Array = js.Global().Get("Uint8Array")
+
+// jsBytes copies parts, one after the other, into a new Uint8Array: one
+// crossing into JavaScript for the copy (each costs microseconds).
 func jsBytes(parts ...[]byte) js.Value {
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	u := js.Global().Get("Uint8Array").New(n)
-	off := 0
-	for _, p := range parts {
-		if len(p) > 0 {
-			js.CopyBytesToJS(u.Call("subarray", off, off+len(p)), p)
-			off += len(p)
+	b := parts[0]
+	if len(parts) > 1 {
+		n := 0
+		for _, p := range parts {
+			n += len(p)
 		}
+		b = make([]byte, 0, n)
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+	}
+	u := uint8Array.New(len(b))
+	if len(b) > 0 {
+		js.CopyBytesToJS(u, b)
 	}
 	return u
 }

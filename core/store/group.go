@@ -39,6 +39,7 @@ type groupState struct {
 	// (like a kernel's writeback error, reported by the next fsync/close).
 	lostErr error
 	onLost  func(error) // OnGroupLost
+	ops     int         // operations of the open group that returned success
 }
 
 // OnGroupLost sets fn to be called (under the DB's lock: fn must not use
@@ -52,12 +53,16 @@ func (db *DB) OnGroupLost(fn func(error)) {
 }
 
 // loseGroup rolls the open group back after err. The caller holds db.mu.
+// Only a group with operations that returned success is a loss to report.
 func (db *DB) loseGroup(c *Conn, err error) {
 	db.rollback(c)
 	g := &db.group
 	g.open = false
 	db.groupOpen.Store(false)
 	g.lost++
+	if g.ops == 0 {
+		return
+	}
 	err = fmt.Errorf("group commit: operations since the last commit were rolled back: %w", classify(err))
 	g.lostErr = err
 	db.groupLost.Store(true)
@@ -95,7 +100,7 @@ func (db *DB) commitGroup() error {
 	if _, err := db.primary.ExecContext(context.Background(), "COMMIT"); err != nil {
 		db.loseGroup(&Conn{c: db.primary}, err)
 		db.committed()
-		return db.group.lostErr // reported by the caller's takeLostErr
+		return classify(err) // reported again by the caller's takeLostErr if it lost operations
 	}
 	db.group.open = false
 	db.groupOpen.Store(false)
@@ -140,7 +145,7 @@ func (db *DB) groupWrite(ctx context.Context, fn func(c *Conn) error) (err error
 			db.rollback(c)
 			return err
 		}
-		g.open, g.dv = true, c.dv
+		g.open, g.dv, g.ops = true, c.dv, 0
 		db.groupOpen.Store(true)
 		g.gen++
 		gen := g.gen
@@ -179,7 +184,9 @@ func (db *DB) groupWrite(ctx context.Context, fn func(c *Conn) error) (err error
 		if _, rerr := c.c.ExecContext(c.ctx, "RELEASE op"); rerr != nil {
 			undo()
 			err = classify(rerr)
+			return
 		}
+		g.ops++
 	}()
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -5,7 +5,7 @@
 
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { AgentServiceClient, SandboxServiceClient } from "./gen/agentfs/v1/clients_agentfs.js";
 import type { InfoResponse } from "./gen/agentfs/v1/agent_pb.js";
@@ -207,7 +207,18 @@ export class AgentFS {
         const bytes = w.engine.save(w.name);
         await mkdir(dirname(w.file), { recursive: true });
         const tmp = join(dirname(w.file), `.${randomUUID()}.tmp`);
-        await writeFile(tmp, bytes);
+        // On disk before it replaces the file: a crash leaves the old file
+        // or the new one, never a short one. A failure leaves the old one.
+        const fh = await open(tmp, "w");
+        try {
+          await fh.writeFile(bytes);
+          await fh.sync();
+        } catch (e) {
+          await fh.close();
+          await rm(tmp, { force: true });
+          throw e;
+        }
+        await fh.close();
         await rename(tmp, w.file);
         // The old log and its index describe the file that was replaced:
         // SQLite would apply them to the new one.

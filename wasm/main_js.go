@@ -63,23 +63,24 @@ func bytesOf(v js.Value) []byte {
 
 var uint8Array = js.Global().Get("Uint8Array")
 
-// jsBytes copies parts, one after the other, into a new Uint8Array: one
-// crossing into JavaScript for the copy (each costs microseconds).
-func jsBytes(parts ...[]byte) js.Value {
-	b := parts[0]
-	if len(parts) > 1 {
-		n := 0
-		for _, p := range parts {
-			n += len(p)
+// jsBytes copies head and data, one after the other, into a new
+// Uint8Array. Each crossing into JavaScript costs microseconds, so a short
+// answer crosses once (joined in Go); a large one (file data) is not
+// copied twice: it crosses in two pieces.
+func jsBytes(head, data []byte) js.Value {
+	u := uint8Array.New(len(head) + len(data))
+	switch {
+	case len(data) == 0:
+		if len(head) > 0 {
+			js.CopyBytesToJS(u, head)
 		}
-		b = make([]byte, 0, n)
-		for _, p := range parts {
-			b = append(b, p...)
+	case len(data) < 64<<10:
+		js.CopyBytesToJS(u, append(head[:len(head):len(head)], data...))
+	default:
+		if len(head) > 0 {
+			js.CopyBytesToJS(u.Call("subarray", 0, len(head)), head)
 		}
-	}
-	u := uint8Array.New(len(b))
-	if len(b) > 0 {
-		js.CopyBytesToJS(u, b)
+		js.CopyBytesToJS(u.Call("subarray", len(head)), data)
 	}
 	return u
 }
@@ -88,7 +89,7 @@ func start(args []js.Value) any {
 	onData := args[0]
 	l := rpc.ServeLocal(context.Background(), core.Version, logWriter{}, func(p []byte) {
 		if len(p) > 0 {
-			onData.Invoke(jsBytes(p))
+			onData.Invoke(jsBytes(p, nil))
 		}
 	})
 	mu.Lock()
@@ -129,7 +130,7 @@ func call(args []js.Value) any {
 	method := string(bytesOf(args[1]))
 	l := lookup(args[0])
 	if l == nil {
-		return jsBytes(rpc.UnavailableResult(method + ": the agent is closed"))
+		return jsBytes(rpc.UnavailableResult(method+": the agent is closed"), nil)
 	}
 	head, data := l.CallSync(method, bytesOf(args[2]))
 	return jsBytes(head, data)
@@ -171,7 +172,7 @@ func save(args []js.Value) any {
 	if err != nil {
 		return errorValue(err)
 	}
-	return jsBytes(b)
+	return jsBytes(b, nil)
 }
 
 func drop(args []js.Value) any {

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io/fs"
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"github.com/agentfs-go/agentfs/core/kv"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io/fs"
 	"os"
 	"path"
@@ -9,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"github.com/agentfs-go/agentfs/core/sandbox/commands"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )

@@ -43,8 +43,7 @@ func dataSource(path string, opts Options) (abs, dsn string, err error) {
 		memdb.Create(name, nil)
 		memories.Store(name, struct{}{})
 	}
-	// As native names: escape what would end the path or start an escape.
-	dsn = "file:/" + strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f").Replace(name) + "?vfs=memdb"
+	dsn = "file:/" + uriPath(name) + "?vfs=memdb"
 	return "/" + name, dsn, nil
 }
 

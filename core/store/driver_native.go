@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentfs-go/agentfs/core/internal/sqlite"
 )
@@ -28,9 +27,7 @@ func dataSource(path string, opts Options) (abs, dsn string, err error) {
 	} else if _, err := os.Stat(abs); err != nil {
 		return "", "", err
 	}
-	// SQLite reads "file:" names as URIs: escape the characters that
-	// would end the path or start an escape.
-	dsn = "file:" + strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f").Replace(abs)
+	dsn = "file:" + uriPath(abs)
 	return abs, dsn, nil
 }
 

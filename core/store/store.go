@@ -111,6 +111,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// uriPath escapes the characters that would end a path in a "file:" URI
+// (which SQLite reads as a URI) or start an escape.
+var uriPath = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f").Replace
+
 // ensureWAL switches the file to WAL mode. Switching needs an exclusive
 // lock, and SQLite answers SQLITE_BUSY at once (without the busy handler)
 // when another process holds the file, for example while it creates the

@@ -3,13 +3,13 @@ package vfs
 import (
 	"database/sql"
 	"errors"
-	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io"
 	"os"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/store"
 )

@@ -4,12 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/store"
 )

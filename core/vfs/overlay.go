@@ -3,7 +3,6 @@ package vfs
 import (
 	"errors"
 	"fmt"
-	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/store"
 )
@@ -322,13 +322,14 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 			default:
 				size = 0
 			}
+			at, mt, ct := hostfs.Atime(&e.st), hostfs.Mtime(&e.st), hostfs.Ctime(&e.st)
 			qi.WriteString(sep + "(?,?,1,?,?,?,?,?,?,?,?,?,?)")
 			ai = append(ai, ino, int64(mode), int64(e.st.Uid), int64(e.st.Gid), size,
-				hostfs.Atime(&e.st).Unix(), hostfs.Mtime(&e.st).Unix(), hostfs.Ctime(&e.st).Unix(), int64(e.st.Rdev), int64(hostfs.Atime(&e.st).Nanosecond()), int64(hostfs.Mtime(&e.st).Nanosecond()), int64(hostfs.Ctime(&e.st).Nanosecond()))
+				at.Unix(), mt.Unix(), ct.Unix(), int64(e.st.Rdev), int64(at.Nanosecond()), int64(mt.Nanosecond()), int64(ct.Nanosecond()))
 			qo.WriteString(sep + "(?,?)")
 			ao = append(ao, ino, int64(e.st.Ino))
 			qn.WriteString(sep + "(?,CAST(? AS TEXT),?,?,?,?,0)")
-			an = append(an, ino, []byte(e.path), int64(e.st.Ino), e.st.Size, hostfs.Mtime(&e.st).UnixNano(), extent)
+			an = append(an, ino, []byte(e.path), int64(e.st.Ino), e.st.Size, mt.UnixNano(), extent)
 		}
 		for _, q := range []struct {
 			sql  string
@@ -703,8 +704,9 @@ func InitOverlay(c *store.Conn, base string) error {
 	if _, err := c.Exec("INSERT OR REPLACE INTO fs_overlay_config (key, value) VALUES ('base_path', CAST(? AS TEXT))", []byte(base)); err != nil {
 		return err
 	}
+	at, mt, ct := hostfs.Atime(&st), hostfs.Mtime(&st), hostfs.Ctime(&st)
 	if _, err := c.Exec(`UPDATE fs_inode SET mode = ?, uid = ?, gid = ?, atime = ?, mtime = ?, ctime = ?, atime_nsec = ?, mtime_nsec = ?, ctime_nsec = ? WHERE ino = ?`,
-		int64(st.Mode), int64(st.Uid), int64(st.Gid), hostfs.Atime(&st).Unix(), hostfs.Mtime(&st).Unix(), hostfs.Ctime(&st).Unix(), hostfs.Atime(&st).Nanosecond(), hostfs.Mtime(&st).Nanosecond(), hostfs.Ctime(&st).Nanosecond(), schema.RootIno); err != nil {
+		int64(st.Mode), int64(st.Uid), int64(st.Gid), at.Unix(), mt.Unix(), ct.Unix(), at.Nanosecond(), mt.Nanosecond(), ct.Nanosecond(), schema.RootIno); err != nil {
 		return err
 	}
 	return EnsureOverlayRoot(c, base)

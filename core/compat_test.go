@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -680,4 +681,34 @@ func copyDB(t *testing.T, src, dst string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// agentfs-sdk 0.6.4 keeps fractional seconds as REAL; the timeline, the
+// SDKs' getRecent and fsck read them.
+func TestCompat_ReadsFractionalToolTimes(t *testing.T) {
+	node, root := compatHarness(t)
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "frac.db")
+	runNode(t, node, root, "tests/compat/record-fractional.mjs", db)
+	a, err := core.Open(ctx, db, core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	calls, err := a.Tools.List(ctx, toolcalls.Filter{})
+	if err != nil {
+		t.Fatalf("List over agentfs-sdk's fractional times: %v", err)
+	}
+	got := map[string][2]int64{}
+	for _, c := range calls {
+		if c.CompletedAt == nil {
+			t.Fatalf("%s: no completion time", c.Name)
+		}
+		got[c.Name] = [2]int64{c.StartedAt, *c.CompletedAt}
+	}
+	want := map[string][2]int64{"fetch": {1700000000, 1700000001}, "exec": {1700000005, 1700000006}}
+	if !maps.Equal(got, want) {
+		t.Errorf("times read as %v, want %v (whole seconds)", got, want)
+	}
+	requireClean(t, "fractional tool times", a)
 }

@@ -110,7 +110,7 @@ func (l *Log) finish(ctx context.Context, id int64, status string, result, errMs
 	return l.db.Write(ctx, func(c *store.Conn) error {
 		var started int64
 		var cur string
-		err := c.QueryRow("SELECT started_at, status FROM tool_calls WHERE id = ?", id).Scan(&started, &cur)
+		err := c.QueryRow("SELECT CAST(started_at AS INTEGER), status FROM tool_calls WHERE id = ?", id).Scan(&started, &cur)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("toolcalls: id %d: %w", id, ErrNotFound)
 		}
@@ -162,7 +162,7 @@ func (l *Log) Record(ctx context.Context, name string, started, completed time.T
 	return id, err
 }
 
-const cols = "id, CAST(name AS BLOB), CAST(parameters AS BLOB), CAST(result AS BLOB), CAST(error AS BLOB), CAST(status AS BLOB), started_at, completed_at, duration_ms"
+const cols = "id, CAST(name AS BLOB), CAST(parameters AS BLOB), CAST(result AS BLOB), CAST(error AS BLOB), CAST(status AS BLOB), CAST(started_at AS INTEGER), CAST(completed_at AS INTEGER), CAST(duration_ms AS INTEGER)"
 
 func scanCall(r interface{ Scan(...any) error }) (Call, error) {
 	var c Call

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/toolcalls"
 )
 
@@ -422,5 +423,52 @@ func TestLog_JSON(t *testing.T) {
 	}
 	if _, ok := back["error"]; ok {
 		t.Errorf("JSON of a successful call has an error field: %s", b)
+	}
+}
+
+// agentfs-sdk 0.6.4 stores the seconds a caller passes as they are: a
+// fractional Date.now()/1000 lands as REAL. Every read must take both.
+func TestLog_RealSecondsFromOtherWriters(t *testing.T) {
+	a, _ := openAgent(t)
+	l := a.Tools
+	err := a.DB.Write(ctx, func(c *store.Conn) error {
+		_, err := c.Exec(`INSERT INTO tool_calls (name, parameters, result, status, started_at, completed_at, duration_ms)
+			VALUES ('fetch', '{}', '"ok"', 'success', 1764000000.25, 1764000001.75, 1500.5),
+			       ('fetch', NULL, NULL, 'pending', 1764000002.5, NULL, NULL)`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, err := l.List(ctx, toolcalls.Filter{})
+	if err != nil {
+		t.Fatalf("List over REAL times: %v", err)
+	}
+	if len(calls) != 2 {
+		t.Fatalf("List: %d calls", len(calls))
+	}
+	done := get(t, l, calls[0].ID)
+	if calls[0].Status != toolcalls.StatusSuccess {
+		done = get(t, l, calls[1].ID)
+	}
+	if done.StartedAt != 1764000000 || done.CompletedAt == nil || *done.CompletedAt != 1764000001 || done.DurationMs == nil || *done.DurationMs != 1500 {
+		t.Errorf("REAL times read as %d %v %v", done.StartedAt, done.CompletedAt, done.DurationMs)
+	}
+	since, err := l.List(ctx, toolcalls.Filter{Since: time.Unix(1764000001, 0)})
+	if err != nil || len(since) != 1 {
+		t.Errorf("List since: %v %v", since, err)
+	}
+	// The pending one, started at a REAL time, can be finished.
+	var pending int64
+	for _, c := range calls {
+		if c.Status == toolcalls.StatusPending {
+			pending = c.ID
+		}
+	}
+	if err := l.Success(ctx, pending, json.RawMessage(`1`)); err != nil {
+		t.Fatalf("Success of a call started at a REAL time: %v", err)
+	}
+	if st, err := l.Stats(ctx); err != nil || len(st) != 1 || st[0].TotalCalls != 2 {
+		t.Errorf("Stats: %v %v", st, err)
 	}
 }

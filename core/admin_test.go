@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -327,5 +328,80 @@ func TestAgent_SnapshotWhileWriting(t *testing.T) {
 			}
 		}
 		sa.Close()
+	}
+}
+
+// Only the last chunk of a file may be short (SPEC.md, writing rule).
+// Growing a file by truncate and then writing past the old end used to
+// leave the old last chunk short in the middle of the file.
+func TestAgent_ChunkRuleAfterGrowingTruncate(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t)
+	cs := a.FS.ChunkSize()
+	for _, grow := range []int64{20000, 3 << 20} {
+		data := bytes.Repeat([]byte("0123456789"), 500) // 5000 bytes: chunk 1 short
+		if err := a.FS.WriteFile("/f", data, vfs.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.FS.Truncate("/f", grow); err != nil {
+			t.Fatal(err)
+		}
+		h, err := a.FS.Open("/f", os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Write([]byte("x\n")); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+		want := append(append(data, make([]byte, grow-int64(len(data)))...), "x\n"...)
+		got, err := a.FS.ReadFile("/f")
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("grow to %d: content differs (len %d, %v)", grow, len(got), err)
+		}
+		var short int
+		err = a.DB.Do(ctx, func(c *store.Conn) error {
+			return c.QueryRow(`SELECT COUNT(*) FROM fs_data x JOIN fs_inode i ON i.ino = x.ino
+				WHERE length(x.data) < ? AND x.chunk_index < (i.size - 1) / ?`, cs, cs).Scan(&short)
+		})
+		if err != nil || short != 0 {
+			t.Errorf("grow to %d: %d short chunks before the last (%v)", grow, short, err)
+		}
+		if rep, err := a.Fsck(ctx, false); err != nil || !rep.Clean() {
+			t.Errorf("grow to %d: fsck %+v %v", grow, rep, err)
+		}
+	}
+}
+
+// fsck finds a short chunk in the middle of a file (as older engines
+// wrote them) and pads it with zeros, which changes no content.
+func TestAgent_FsckPadsShortChunks(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t)
+	mustWrite(t, a, "/f", strings.Repeat("y", 10000))
+	err := a.DB.Write(ctx, func(c *store.Conn) error {
+		_, err := c.Exec("UPDATE fs_data SET data = substr(data, 1, 100) WHERE chunk_index = 1 AND ino = (SELECT ino FROM fs_dentry WHERE name = 'f')")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.FS.Invalidate()
+	before, err := a.FS.ReadFile("/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Fsck(ctx, false)
+	if err != nil || len(rep.Problems) != 1 || rep.Problems[0].Rule != "chunk-short" || !rep.Problems[0].Repairable {
+		t.Fatalf("fsck of a short middle chunk: %+v %v", rep, err)
+	}
+	if rep, err = a.Fsck(ctx, true); err != nil || !rep.Clean() || rep.Repaired != 1 {
+		t.Fatalf("repair: %+v %v", rep, err)
+	}
+	after, err := a.FS.ReadFile("/f")
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("repair changed the content (%v)", err)
 	}
 }

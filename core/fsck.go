@@ -83,6 +83,12 @@ func fsckRules(chunkSize int) []rule {
 			FROM fs_data f JOIN fs_inode i ON i.ino = f.ino WHERE f.chunk_index * ` + cs + ` < i.size AND f.chunk_index * ` + cs + ` + length(f.data) > i.size`,
 			repair: []string{`UPDATE fs_data SET data = substr(data, 1, (SELECT i.size FROM fs_inode i WHERE i.ino = fs_data.ino) - chunk_index * ` + cs + `)
 				WHERE rowid IN (SELECT f.rowid FROM fs_data f JOIN fs_inode i ON i.ino = f.ino WHERE f.chunk_index * ` + cs + ` < i.size AND f.chunk_index * ` + cs + ` + length(f.data) > i.size)`}},
+		{name: "chunk-short", query: `SELECT f.ino, 'chunk ' || f.chunk_index || ' of inode ' || f.ino || ' is ' || length(f.data) || ' bytes but is not the last chunk (only the last may be shorter than ` + cs + `)'
+			FROM fs_data f JOIN fs_inode i ON i.ino = f.ino WHERE length(f.data) < ` + cs + ` AND f.chunk_index < (i.size - 1) / ` + cs,
+			// The bytes after a short chunk read as zeros: padding it with
+			// zeros changes no content.
+			repair: []string{`UPDATE fs_data SET data = CAST(data || zeroblob(` + cs + ` - length(data)) AS BLOB)
+				WHERE rowid IN (SELECT f.rowid FROM fs_data f JOIN fs_inode i ON i.ino = f.ino WHERE length(f.data) < ` + cs + ` AND f.chunk_index < (i.size - 1) / ` + cs + `)`}},
 		{name: "name", query: `SELECT id, 'entry ' || quote(name) || ' in directory ' || parent_ino || ' is not a valid name (empty, ".", "..", "/", NUL or over 255 bytes)'
 			FROM fs_dentry WHERE name = '' OR name = '.' OR name = '..' OR instr(name, '/') > 0 OR instr(CAST(name AS BLOB), x'00') > 0 OR length(CAST(name AS BLOB)) > 255`},
 		{name: "symlink-target", query: `SELECT i.ino, 'symlink inode ' || i.ino || ' has no target' FROM fs_inode i

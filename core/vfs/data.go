@@ -1,12 +1,13 @@
 package vfs
 
 import (
+	"cmp"
 	"database/sql"
-	"github.com/agentfs-go/agentfs/core/schema"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/store"
 )
 
@@ -158,11 +159,23 @@ func (f *FS) pwrite(c *store.Conn, ino, off int64, data []byte, now time.Time) (
 	if !ok {
 		return errStale
 	}
-	delete(f.inodes, ino)
 	size := st.Size
 	if len(data) == 0 {
 		return nil
 	}
+	cs := int64(f.chunkSize)
+	if off > size && off-size > maxZeroFill && size%cs != 0 {
+		// The gap stays a hole, but the chunk holding the old end must
+		// be full: only a file's last chunk may be short (SPEC.md).
+		if err := f.pwrite(c, ino, size, make([]byte, min(off, (size+cs-1)/cs*cs)-size), now); err != nil {
+			return err
+		}
+		if st, ok, err = f.inode(c, ino); err != nil || !ok {
+			return cmp.Or(err, error(errStale))
+		}
+		size = st.Size
+	}
+	delete(f.inodes, ino)
 	defer func() {
 		// On success the cache learns the new size and times without
 		// reading them back.
@@ -173,7 +186,6 @@ func (f *FS) pwrite(c *store.Conn, ino, off int64, data []byte, now time.Time) (
 			f.inodes[ino] = st
 		}
 	}()
-	cs := int64(f.chunkSize)
 	if off > size && off-size <= maxZeroFill {
 		// Fill the gap so that readers that cannot see holes read zeros.
 		data = append(make([]byte, off-size), data...)
@@ -255,7 +267,25 @@ func (f *FS) truncate(c *store.Conn, ino, oldSize, size int64, now time.Time) er
 			}
 		}
 	}
-	// Growing leaves a hole that reads as zeros.
+	if size > oldSize {
+		// Only the last chunk of a file may be short (SPEC.md, writing
+		// rule), so the chunk that held the old end is filled with zeros
+		// up to the new size or its full length; a later write past it
+		// would otherwise leave a short chunk in the middle. A gap up to
+		// maxZeroFill is stored as zero chunks, as a write past the end
+		// fills it, for readers that cannot see holes (agentfs-sdk
+		// 0.6.4); a larger one stays a hole.
+		fill := size
+		if size-oldSize > maxZeroFill {
+			fill = min(size, (oldSize+cs-1)/cs*cs)
+		}
+		if fill > oldSize {
+			if err := f.pwrite(c, ino, oldSize, make([]byte, fill-oldSize), now); err != nil {
+				return err
+			}
+			delete(f.inodes, ino) // pwrite cached the filled size, not the new one
+		}
+	}
 	_, err := c.Exec("UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
 		size, now.Unix(), now.Nanosecond(), now.Unix(), now.Nanosecond(), ino)
 	return err

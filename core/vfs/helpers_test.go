@@ -246,6 +246,8 @@ func checkIntegrity(t testing.TB, a *core.Agent) {
 		{"data bytes beyond the size", `SELECT COUNT(*) FROM fs_data x JOIN fs_inode i ON i.ino = x.ino
 			WHERE x.chunk_index * ?1 + length(x.data) > i.size`},
 		{"chunks longer than the chunk size", `SELECT COUNT(*) FROM fs_data WHERE length(data) > ?1`},
+		{"short chunks that are not the file's last", `SELECT COUNT(*) FROM fs_data x JOIN fs_inode i ON i.ino = x.ino
+			WHERE length(x.data) < ?1 AND x.chunk_index < (i.size - 1) / ?1`},
 		{"symlink rows of non-symlinks", `SELECT COUNT(*) FROM fs_symlink s LEFT JOIN fs_inode i ON i.ino = s.ino
 			WHERE i.ino IS NULL OR (i.mode & 61440) != 40960`},
 		{"symlinks without a target", `SELECT COUNT(*) FROM fs_inode i WHERE (i.mode & 61440) = 40960

@@ -33,6 +33,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/httpguard"
 	"github.com/agentfs-go/agentfs/core/sandbox"
 )
 
@@ -64,6 +65,10 @@ type Options struct {
 	// MaxHTTPBodyBytes limits the size of one HTTP request (a write_file
 	// carries the whole file); default 64 MiB.
 	MaxHTTPBodyBytes int64
+	// HTTPToken, when set, is required as "Authorization: Bearer TOKEN"
+	// on every HTTP request. Without one, only requests to a loopback
+	// name are served (see httpguard).
+	HTTPToken string
 }
 
 // Check reports unknown tool names in Tools, and tools that write when
@@ -161,15 +166,16 @@ func (s *Server) Tools() []string { return slices.Clone(s.names) }
 // &mcp.StdioTransport{}) until the client disconnects or ctx ends.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.mcp.Run(ctx, t) }
 
-// HTTPHandler serves the streamable HTTP transport of MCP. Requests from
-// browsers on another origin are refused, and so are requests reaching a
-// loopback address with a non-loopback Host (DNS rebinding).
+// HTTPHandler serves the streamable HTTP transport of MCP behind the
+// checks of every HTTP door (httpguard): the token when one is set;
+// without one, only requests to a loopback name (DNS rebinding); and
+// never cross-origin requests from browsers.
 func (s *Server) HTTPHandler() http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.opts.Logger,
 		MaxRequestBodyBytes: s.opts.MaxHTTPBodyBytes,
 	})
-	return http.NewCrossOriginProtection().Handler(h)
+	return httpguard.Wrap(h, httpguard.Options{Token: s.opts.HTTPToken})
 }
 
 // tool is one entry of the tool table.

@@ -241,3 +241,46 @@ func TestAttack_HTTP_CompressedBodyOverTheLimit(t *testing.T) {
 		t.Errorf("/bomb exists after the refused body: %v", err)
 	}
 }
+
+// A web page that rebinds its DNS name to 127.0.0.1 reaches a loopback
+// server with its own name in Host; a page on another origin sends
+// Sec-Fetch-Site. Neither may reach an agent of a server without a token.
+func TestAttack_HTTP_BrowserPagesCannotCallALoopbackServer(t *testing.T) {
+	data := t.TempDir()
+	url, c := startHTTPIn(t, data, "", nil)
+	admin := agentfsv1connect.NewAgentServiceClient(c, url)
+	if _, err := admin.CreateAgent(context.Background(), &v1.CreateAgentRequest{Id: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"path":"/pwned","data":"cHduZWQ="}`)
+	for _, hdr := range []map[string]string{
+		{"Host": "rebind.evil.example:7777"},
+		{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+	} {
+		hdr[AgentHeader] = "a"
+		req, err := http.NewRequest(http.MethodPost, url+agentfsv1connect.FilesystemServiceWriteFileProcedure, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		if h := hdr["Host"]; h != "" {
+			req.Host = h
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !bytes.Contains(b, []byte("permission_denied")) {
+			t.Errorf("%v: HTTP %d %s, want 403 permission_denied", hdr, resp.StatusCode, b)
+		}
+	}
+	fsc := agentfsv1connect.NewFilesystemServiceClient(c, url, headers("", "a"))
+	if _, err := fsc.Stat(context.Background(), &v1.StatRequest{Path: "/pwned"}); connect.CodeOf(err) != connect.CodeNotFound {
+		t.Errorf("/pwned exists: %v", err)
+	}
+}

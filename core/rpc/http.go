@@ -2,8 +2,7 @@ package rpc
 
 import (
 	"context"
-	"crypto/subtle"
-	"errors"
+		"errors"
 	"fmt"
 	"io/fs"
 	"log"
@@ -20,6 +19,7 @@ import (
 	"github.com/agentfs-go/agentfs/core"
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1connect"
+	"github.com/agentfs-go/agentfs/core/httpguard"
 )
 
 // AgentHeader names the agent a call is for.
@@ -176,10 +176,7 @@ func NewHTTPHandler(dir *AgentDir, o HTTPOptions) http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprintln(w, "ok")
 	})
-	var h http.Handler = mux
-	if o.Token != "" {
-		h = requireToken(o.Token, h)
-	}
+	h := httpguard.Wrap(mux, httpguard.Options{Token: o.Token, Public: []string{"/healthz"}, Reject: rejectConnect})
 	if o.AccessLog != nil {
 		h = accessLog(o.AccessLog, h)
 	}
@@ -223,25 +220,18 @@ func (i *agentInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFun
 	return next
 }
 
-// requireToken refuses requests without the bearer token, in constant time.
-func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			err := connect.NewError(connect.CodeUnauthenticated, errors.New("missing or wrong bearer token (Authorization: Bearer TOKEN)"))
-			if d, derr := connect.NewErrorDetail(&v1.Error{Kind: v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED, Message: err.Message()}); derr == nil {
-				err.AddDetail(d)
-			}
-			connect.NewErrorWriter().Write(w, r, err)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+// rejectConnect answers a request refused by httpguard as a Connect
+// error with the agentfs.v1.Error detail, so every client reads it.
+func rejectConnect(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	code, kind := connect.CodePermissionDenied, v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED
+	if status == http.StatusUnauthorized {
+		code = connect.CodeUnauthenticated
+	}
+	err := connect.NewError(code, errors.New(msg))
+	if d, derr := connect.NewErrorDetail(&v1.Error{Kind: kind, Message: msg}); derr == nil {
+		err.AddDetail(d)
+	}
+	connect.NewErrorWriter().Write(w, r, err)
 }
 
 type statusWriter struct {

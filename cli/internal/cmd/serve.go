@@ -3,6 +3,8 @@ package cmd
 import (
 	"fmt"
 	"net"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -64,4 +66,21 @@ func listenTCP(cmd *cobra.Command, addr string) (net.Listener, error) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "agentfs: warning: listening on %s, which is not a loopback address: anyone who can reach this port can read and write the agent's files, without authentication. Use 127.0.0.1:PORT to serve this machine only.\n", ln.Addr())
 	}
 	return ln, nil
+}
+
+// serveToken is the bearer token of an HTTP server: the content of
+// --token-file when given, else $AGENTFS_TOKEN, else none.
+func serveToken(cmd *cobra.Command, tokenFile string) (string, error) {
+	if tokenFile == "" {
+		return os.Getenv("AGENTFS_TOKEN"), nil
+	}
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return "", userError{msg: fmt.Sprintf("--token-file: %v", err), hint: "write the token into a file readable by this user only (chmod 600)"}
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", usageError(cmd, "--token-file %s is empty", tokenFile)
+	}
+	return token, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/httpguard"
 	"github.com/agentfs-go/agentfs/core/mcpserver"
 	"github.com/agentfs-go/agentfs/core/sandbox"
 )
@@ -25,7 +27,7 @@ func init() { registerServe(newServeMCPCmd) }
 
 func newServeMCPCmd() *cobra.Command {
 	var tools []string
-	var httpAddr string
+	var httpAddr, tokenFile string
 	var readOnly bool
 	var profile string
 	var env []string
@@ -48,9 +50,11 @@ them with "agentfs timeline ID_OR_PATH".
 
 By default the server speaks MCP on stdin and stdout, for a client that
 starts it as a subprocess. With --http it serves the streamable HTTP
-transport at http://HOST:PORT/mcp until interrupted. There is no
-authentication: anyone who can reach the port can read and write the
-agent's files, so bind to 127.0.0.1 unless you mean otherwise.
+transport at http://HOST:PORT/mcp until interrupted. With a token
+(AGENTFS_TOKEN or --token-file) every request needs "Authorization:
+Bearer TOKEN"; without one the server listens on loopback only and
+answers only requests to 127.0.0.1, [::1] or localhost (a web page cannot
+reach it by DNS rebinding). Browsers' cross-origin requests are refused.
 
   agentfs serve mcp my-agent
   agentfs serve mcp my-agent --http 127.0.0.1:8808
@@ -87,6 +91,9 @@ An MCP client configuration (Claude Desktop and others):
 			if opts.Sandbox.Policy.Net, err = netRules(allowNet, allowPrivate); err != nil {
 				return usageError(cmd, "%v", err)
 			}
+			if opts.HTTPToken, err = serveToken(cmd, tokenFile); err != nil {
+				return err
+			}
 			if err := opts.Check(); err != nil {
 				return usageError(cmd, "--tools: %v", err)
 			}
@@ -100,12 +107,13 @@ An MCP client configuration (Claude Desktop and others):
 				if httpAddr == "" {
 					return serveMCPStdio(ctx, cmd, srv)
 				}
-				return serveMCPHTTP(ctx, cmd, srv, a, httpAddr)
+				return serveMCPHTTP(ctx, cmd, srv, a, httpAddr, opts.HTTPToken != "")
 			})
 		},
 	}
 	c.Flags().StringSliceVar(&tools, "tools", nil, "serve only these tools, comma-separated (default: all)")
 	c.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on HOST:PORT (e.g. 127.0.0.1:8808) instead of stdio")
+	c.Flags().StringVar(&tokenFile, "token-file", "", "with --http: file holding the bearer token every request must carry (default: $AGENTFS_TOKEN; required off loopback)")
 	c.Flags().BoolVar(&readOnly, "read-only", false, "serve only the tools that do not change the agent (no exec)")
 	c.Flags().StringVar(&profile, "profile", "normal", "limits of the scripts run by exec: normal or hardened")
 	c.Flags().StringArrayVar(&env, "env", nil, "environment variable NAME=VALUE of the scripts run by exec (repeatable; nothing comes from the host)")
@@ -166,10 +174,20 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // serveMCPHTTP serves the streamable HTTP transport until interrupted.
-func serveMCPHTTP(ctx context.Context, cmd *cobra.Command, srv *mcpserver.Server, a *core.Agent, addr string) error {
-	ln, err := listenTCP(cmd, addr)
+func serveMCPHTTP(ctx context.Context, cmd *cobra.Command, srv *mcpserver.Server, a *core.Agent, addr string, withToken bool) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return usageError(cmd, "bad address %q for --http: %v (want HOST:PORT, e.g. 127.0.0.1:8808)", addr, err)
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
+	}
+	if !httpguard.LoopbackAddr(ln.Addr()) {
+		if !withToken {
+			ln.Close()
+			return usageError(cmd, "serving MCP on %s, which is not a loopback address, needs a token: set AGENTFS_TOKEN or pass --token-file", ln.Addr())
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "agentfs: warning: listening on %s, which is not a loopback address: anyone with the token who can reach this port can read and write the agent. Prefer TLS in front (a reverse proxy).\n", ln.Addr())
 	}
 	hs := &http.Server{Handler: srv.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(cmd.ErrOrStderr(), "agentfs: serving %s over MCP at http://%s/mcp (streamable HTTP; Ctrl-C stops)\n", a.Path(), ln.Addr())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -225,13 +226,68 @@ func TestServeMCPHTTP(t *testing.T) {
 	}
 }
 
-func TestServeMCPHTTPWarnsOffLoopback(t *testing.T) {
+func TestAttack_MCP_HTTPOffLoopbackNeedsAToken(t *testing.T) {
 	newAgent(t)
-	_, stderr, stop := serveHTTP(t, "0.0.0.0:0", "t")
-	stop()
-	if s := stderr.String(); !strings.Contains(s, "warning") || !strings.Contains(s, "anyone who can reach this port can read and write the agent's files") {
+	t.Setenv("AGENTFS_TOKEN", "")
+	wantFail(t, 2, []string{"serve", "mcp", "t", "--http", "0.0.0.0:0"}, "not a loopback address, needs a token")
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("mcp-s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, stderr, stop := serveHTTP(t, "0.0.0.0:0", "t", "--token-file", tok)
+	defer stop()
+	if s := stderr.String(); !strings.Contains(s, "warning") || !strings.Contains(s, "anyone with the token") {
 		t.Errorf("no warning for 0.0.0.0:\n%s", s)
 	}
+	// The server prints the address it listens on (0.0.0.0 or [::]).
+	url = regexp.MustCompile(`//[^/]*:`).ReplaceAllString(url, "//127.0.0.1:")
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+	// Without the token the session never starts.
+	if cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil); err == nil {
+		cs.Close()
+		t.Fatal("an MCP client without the token connected")
+	}
+	withToken := &http.Client{Transport: bearer{"mcp-s3cret"}}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: withToken}, nil)
+	if err != nil {
+		t.Fatalf("with the token: %v", err)
+	}
+	callOK(t, cs, "write_file", map[string]any{"path": "/x", "content": "ok"})
+	cs.Close()
+}
+
+// A loopback server without a token answers only loopback names: a web
+// page that rebinds its DNS name to 127.0.0.1 is refused.
+func TestAttack_MCP_DNSRebinding(t *testing.T) {
+	newAgent(t)
+	url, _, stop := serveHTTP(t, "127.0.0.1:0", "t")
+	defer stop()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"evil","version":"0"}}}`
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "rebind.evil.example"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("initialize with Host rebind.evil.example: HTTP %d, want 403", resp.StatusCode)
+	}
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // mcpClientDir returns tests/mcp with the MCP Inspector installed, or

@@ -2,7 +2,7 @@ package rpc
 
 import (
 	"context"
-		"errors"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log"

@@ -83,13 +83,24 @@ func serve(db, dir string) int {
 func canMount(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("skipping: /dev/fuse is missing (FUSE tests need the fuse module and /dev/fuse)")
+		skipFUSE(t, "/dev/fuse is missing (FUSE tests need the fuse module and /dev/fuse)")
 	}
 	if os.Geteuid() != 0 {
 		if _, err := exec.LookPath("fusermount3"); err != nil {
-			t.Skip("skipping: FUSE tests run as root, or need fusermount3 (Debian fuse3)")
+			skipFUSE(t, "FUSE tests run as root, or need fusermount3 (Debian fuse3)")
 		}
 	}
+}
+
+// skipFUSE skips a test that needs FUSE, or fails it when
+// AGENTFS_REQUIRE_FUSE=1 (CI sets it, so a missing FUSE cannot hide the
+// mount tests).
+func skipFUSE(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("AGENTFS_REQUIRE_FUSE") == "1" {
+		t.Fatalf("FUSE unavailable: %s (AGENTFS_REQUIRE_FUSE=1)", why)
+	}
+	t.Skip("skipping: " + why + "; set AGENTFS_REQUIRE_FUSE=1 to fail instead")
 }
 
 // fixture is a database mounted by a server process.

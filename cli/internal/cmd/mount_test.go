@@ -29,13 +29,24 @@ func TestMain(m *testing.M) {
 func canMount(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("skipping: /dev/fuse is missing (mount tests need FUSE)")
+		skipFUSE(t, "/dev/fuse is missing (mount tests need FUSE)")
 	}
 	if os.Geteuid() != 0 {
 		if _, err := exec.LookPath("fusermount3"); err != nil {
-			t.Skip("skipping: mount tests run as root, or need fusermount3 (Debian fuse3)")
+			skipFUSE(t, "mount tests run as root, or need fusermount3 (Debian fuse3)")
 		}
 	}
+}
+
+// skipFUSE skips a test that needs FUSE, or fails it when
+// AGENTFS_REQUIRE_FUSE=1 (CI sets it, so a missing FUSE cannot hide the
+// mount tests).
+func skipFUSE(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("AGENTFS_REQUIRE_FUSE") == "1" {
+		t.Fatalf("FUSE unavailable: %s (AGENTFS_REQUIRE_FUSE=1)", why)
+	}
+	t.Skip("skipping: " + why + "; set AGENTFS_REQUIRE_FUSE=1 to fail instead")
 }
 
 // mountedAgent makes agent "t" in a fresh directory with an empty mount

@@ -312,8 +312,33 @@ func (a *Agent) Path() string { return a.DB.Path() }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// ValidID reports whether s is a valid agent id: letters, digits, "_", "-".
-func ValidID(s string) bool { return idPattern.MatchString(s) }
+// MaxIDLength bounds an agent id, so that ID.db and every name made
+// from it (ID.db-wal, ID.db.snapshots, ID.db.pre-migrate-TIME.bak, the
+// temporary .ID.db.new-XXXX of a creation) fits in a 255-byte file name.
+const MaxIDLength = 128
+
+// ErrInvalidID is wrapped by CheckID's errors.
+var ErrInvalidID = errors.New("invalid agent id")
+
+// ValidID reports whether s is a valid agent id: 1 to MaxIDLength
+// letters, digits, "_" and "-". No ".": an id is a file name in the
+// agents' directory (ID.db), so no id can be ".", "..", a hidden file, a
+// path, or another id's derived file.
+func ValidID(s string) bool { return len(s) <= MaxIDLength && idPattern.MatchString(s) }
+
+// CheckID explains why s is not a valid agent id (nil when it is), the
+// same way for every door (CLI, rpc, SDK).
+func CheckID(s string) error {
+	switch {
+	case len(s) > MaxIDLength:
+		return fmt.Errorf("%w %q...: %d bytes, at most %d (%w)", ErrInvalidID, s[:16], len(s), MaxIDLength, syscall.ENAMETOOLONG)
+	case s == "":
+		return fmt.Errorf("%w: it is empty; use 1 to %d letters, digits, '_' and '-'", ErrInvalidID, MaxIDLength)
+	case !idPattern.MatchString(s):
+		return fmt.Errorf("%w %q: use letters, digits, '_' and '-' only (no '.', '/' or spaces)", ErrInvalidID, s)
+	}
+	return nil
+}
 
 // DefaultDir is where agent databases live, relative to the working
 // directory, as with agentfs-sdk.

@@ -18,6 +18,7 @@ import (
 	"github.com/agentfs-go/agentfs/core/internal/sqlite"
 	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/store"
+	"github.com/agentfs-go/agentfs/core/toolcalls"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
@@ -350,5 +351,55 @@ func TestAttack_Open_ReadOnlyMedia(t *testing.T) {
 	os.Remove(p + "-shm")
 	if _, err := read(); !errors.Is(err, store.ErrCantRead) || !strings.Contains(err.Error(), "copy") {
 		t.Fatalf("with -wal and no -shm: %v, want ErrCantRead saying to copy", err)
+	}
+}
+
+// fsck reports a schema_version that is not this layout's ('abc', a
+// number, an empty string) and repairs it to the version the columns
+// show.
+func TestAttack_Open_FsckSchemaVersion(t *testing.T) {
+	ctx := context.Background()
+	for _, v := range []string{"'abc'", "''", "4", "'0.4 '", "x'00'"} {
+		p := filepath.Join(t.TempDir(), "x.db")
+		a, err := core.Open(ctx, p, core.Options{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.DB.Write(ctx, func(c *store.Conn) error {
+			_, err := c.Exec("UPDATE fs_config SET value = " + v + " WHERE key = 'schema_version'")
+			return err
+		})
+		rep, err := a.Fsck(ctx, false)
+		if err != nil || len(rep.Problems) != 1 || rep.Problems[0].Rule != "schema-version" || !rep.Problems[0].Repairable {
+			t.Fatalf("schema_version %s: %+v, %v", v, rep, err)
+		}
+		if rep, err = a.Fsck(ctx, true); err != nil || !rep.Clean() || rep.Repaired != 1 {
+			t.Fatalf("schema_version %s after repair: %+v, %v", v, rep, err)
+		}
+		a.Close()
+	}
+}
+
+// An unknown or finished tool call is named in words, and still matches
+// the sentinels callers test for.
+func TestAttack_Open_ToolCallMessages(t *testing.T) {
+	ctx := context.Background()
+	a, err := core.Open(ctx, filepath.Join(t.TempDir(), "x.db"), core.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	err = a.Tools.Success(ctx, 999, nil)
+	if !errors.Is(err, toolcalls.ErrNotFound) || err.Error() != "no tool call with id 999" {
+		t.Fatalf("finish 999: %v", err)
+	}
+	if _, err := a.Tools.Get(ctx, 999); err == nil || err.Error() != "no tool call with id 999" {
+		t.Fatalf("get 999: %v", err)
+	}
+	id, _ := a.Tools.Start(ctx, "x", nil)
+	a.Tools.Success(ctx, id, nil)
+	err = a.Tools.Fail(ctx, id, "late")
+	if !errors.Is(err, toolcalls.ErrFinished) || errors.Is(err, toolcalls.ErrNotFound) || !strings.Contains(err.Error(), "already finished (success)") {
+		t.Fatalf("finish twice: %v", err)
 	}
 }

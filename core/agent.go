@@ -73,7 +73,7 @@ var ErrNeedsMigration = schema.ErrNeedsMigration
 // A new database is built under a temporary name beside path and linked
 // into place whole, so a failed Create leaves no file behind.
 func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
-	if err := checkOptions(opts); err != nil {
+	if err := CheckOptions(opts); err != nil {
 		return nil, err
 	}
 	if opts.Base != "" {
@@ -130,7 +130,10 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 // nothing has been created or changed.
 var ErrInvalidOption = errors.New("invalid option")
 
-func checkOptions(opts Options) error {
+// CheckOptions reports an option out of its range (ErrInvalidOption), as
+// Open does before touching any file: a caller about to replace a
+// database checks first.
+func CheckOptions(opts Options) error {
 	if ps := opts.PageSize; ps != 0 && (ps < 512 || ps > 65536 || ps&(ps-1) != 0) {
 		return fmt.Errorf("%w: page size %d: must be a power of two from 512 to 65536", ErrInvalidOption, ps)
 	}

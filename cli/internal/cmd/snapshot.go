@@ -59,7 +59,7 @@ func newSnapshotListCmd(id string) *cobra.Command {
 		Short: "List snapshots, oldest first",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+			return readAgent(cmd, id, func(a *core.Agent) error {
 				list, err := a.Snapshots(cmd.Context())
 				if err != nil {
 					return err

@@ -56,7 +56,7 @@ prints every field, with Unix times.`,
 			if format != "table" && format != "json" {
 				return usageError(cmd, "--format must be table or json, not %q", format)
 			}
-			return withAgent(cmd, args[0], core.Options{}, func(a *core.Agent) error {
+			return readAgent(cmd, args[0], func(a *core.Agent) error {
 				calls, err := a.Tools.List(cmd.Context(), f)
 				if err != nil {
 					return err

@@ -329,12 +329,21 @@ var ErrInvalidID = errors.New("invalid agent id")
 // path, or another id's derived file.
 func ValidID(s string) bool { return len(s) <= MaxIDLength && idPattern.MatchString(s) }
 
+// idError is an invalid id that also carries an errno (ENAMETOOLONG).
+type idError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *idError) Error() string   { return e.msg }
+func (e *idError) Unwrap() []error { return []error{ErrInvalidID, e.errno} }
+
 // CheckID explains why s is not a valid agent id (nil when it is), the
 // same way for every door (CLI, rpc, SDK).
 func CheckID(s string) error {
 	switch {
 	case len(s) > MaxIDLength:
-		return fmt.Errorf("%w %q...: %d bytes, at most %d (%w)", ErrInvalidID, s[:16], len(s), MaxIDLength, syscall.ENAMETOOLONG)
+		return &idError{fmt.Sprintf("%v %q...: %d bytes, at most %d (ENAMETOOLONG)", ErrInvalidID, s[:16], len(s), MaxIDLength), syscall.ENAMETOOLONG}
 	case s == "":
 		return fmt.Errorf("%w: it is empty; use 1 to %d letters, digits, '_' and '-'", ErrInvalidID, MaxIDLength)
 	case !idPattern.MatchString(s):

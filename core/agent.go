@@ -190,7 +190,7 @@ func probe(ctx context.Context, path string, opts Options) (*store.DB, schema.In
 		return err
 	})
 	if err == nil {
-		err = refuse(db.Path(), info, opts)
+		err = refuse(path, info, opts)
 	}
 	if err != nil || !opts.ReadOnly {
 		db.Close()

@@ -403,3 +403,25 @@ func TestAttack_Open_ToolCallMessages(t *testing.T) {
 		t.Fatalf("finish twice: %v", err)
 	}
 }
+
+// A directory, or a path that cannot name a file, is refused with its
+// own errno instead of "not a database" or a made-up ENOENT.
+func TestAttack_Open_PathErrnos(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cases := map[string]syscall.Errno{
+		dir: syscall.EISDIR,
+		filepath.Join(dir, strings.Repeat("n", 300)+".db"): syscall.ENAMETOOLONG,
+		filepath.Join(dir, "a\x00b.db"):                    syscall.EINVAL,
+	}
+	for p, want := range cases {
+		for _, opts := range []core.Options{{}, {Create: true}, {ReadOnly: true}} {
+			if _, err := core.Open(ctx, p, opts); !errors.Is(err, want) {
+				t.Errorf("Open(%.40q, %+v) = %v, want %v", p, opts, err, want)
+			}
+		}
+	}
+	if got := dirNames(t, dir); len(got) != 0 {
+		t.Fatalf("refused opens left %v", got)
+	}
+}

@@ -47,8 +47,12 @@ func dataSource(path string, opts Options) (abs, dsn string, err error) {
 
 // Stat reports whether the database file path exists: nil, or an error
 // (fs.ErrNotExist when it does not).
+// A directory is EISDIR: SQLite would call it "not a database".
 func Stat(path string) error {
-	_, err := os.Stat(path)
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		return &fs.PathError{Op: "stat", Path: path, Err: syscall.EISDIR}
+	}
 	return err
 }
 

@@ -204,3 +204,14 @@ func TestAttack_Open_CLIReadOnlyMedia(t *testing.T) {
 		t.Error("the database changed")
 	}
 }
+
+// The timeline table shows no control character raw: a tool name with
+// an escape sequence is printed as \x1b.
+func TestAttack_ID_CLITimelineControls(t *testing.T) {
+	newAgent(t)
+	mustRun(t, "tools", "t", "start", "evil\x1b[2Jname\x07")
+	out := mustRun(t, "timeline", "t")
+	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `evil\x1b[2Jname\x07`) {
+		t.Errorf("timeline: %q", out)
+	}
+}

@@ -71,7 +71,9 @@ func newSnapshotListCmd(id string) *cobra.Command {
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "NAME\tCREATED\tSIZE")
 				for _, s := range list {
-					fmt.Fprintf(w, "%s\t%s\t%s\n", s.Name, s.CreatedAt.Local().Format(time.DateTime), humanBytes(s.Size))
+					// A file copied into the snapshot directory by hand
+					// may have any name: quoted as fs ls quotes.
+					fmt.Fprintf(w, "%s\t%s\t%s\n", quoteName(s.Name), s.CreatedAt.Local().Format(time.DateTime), humanBytes(s.Size))
 				}
 				return w.Flush()
 			})

@@ -65,30 +65,53 @@ type Agent struct {
 var ErrNeedsMigration = schema.ErrNeedsMigration
 
 // Open opens the database at path.
+//
+// A file that Open refuses is left exactly as it was: options are checked
+// before any file is touched, and an existing file is first inspected
+// through a read-only connection (a writable open alone would switch a
+// foreign SQLite file to WAL mode and give an empty file its first page).
+// A new database is built under a temporary name beside path and linked
+// into place whole, so a failed Create leaves no file behind.
 func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
-	if ps := opts.PageSize; ps != 0 && (ps < 512 || ps > 65536 || ps&(ps-1) != 0) {
-		return nil, fmt.Errorf("page size %d: must be a power of two from 512 to 65536", ps)
-	}
-	statErr := store.Stat(path)
-	if statErr != nil {
-		if !errors.Is(statErr, fs.ErrNotExist) || !opts.Create || opts.ReadOnly {
-			return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT}
-		}
-	}
-	db, err := store.Open(ctx, path, store.Options{Durability: opts.Durability, ReadOnly: opts.ReadOnly, PageSize: opts.PageSize})
-	if err != nil {
+	if err := CheckOptions(opts); err != nil {
 		return nil, err
 	}
-	a := &Agent{DB: db}
 	if opts.Base != "" {
-		if opts.Base, err = filepath.Abs(opts.Base); err != nil {
-			db.Close()
+		abs, err := filepath.Abs(opts.Base)
+		if err != nil {
+			return nil, err
+		}
+		opts.Base = abs
+	}
+	if err := store.Stat(path); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, statError(path, err)
+		}
+		if !opts.Create || opts.ReadOnly {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT}
+		}
+		if err := create(ctx, path, opts); err != nil {
 			return nil, err
 		}
 	}
-	if err := a.prepare(ctx, opts); err != nil {
-		db.Close()
+	db, info, err := probe(ctx, path, opts)
+	if err != nil {
 		return nil, err
+	}
+	if db == nil {
+		// Writable: everything that could refuse the file has been
+		// checked through the read-only connection.
+		db, err = store.Open(ctx, path, store.Options{Durability: opts.Durability, PageSize: opts.PageSize})
+		if err != nil {
+			return nil, err
+		}
+	}
+	a := &Agent{DB: db, Info: info}
+	if !opts.ReadOnly {
+		if err := a.prepare(ctx, opts); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	fsOpts := opts.FS
 	fsOpts.Base = ""
@@ -103,26 +126,138 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 	return a, nil
 }
 
-func (a *Agent) prepare(ctx context.Context, opts Options) error {
+// ErrInvalidOption is returned by Open for an option out of its range;
+// nothing has been created or changed.
+var ErrInvalidOption = errors.New("invalid option")
+
+// CheckOptions reports an option out of its range (ErrInvalidOption), as
+// Open does before touching any file: a caller about to replace a
+// database checks first.
+func CheckOptions(opts Options) error {
+	if ps := opts.PageSize; ps != 0 && (ps < 512 || ps > 65536 || ps&(ps-1) != 0) {
+		return fmt.Errorf("%w: page size %d: must be a power of two from 512 to 65536", ErrInvalidOption, ps)
+	}
+	if cs := opts.ChunkSize; cs != 0 && (cs < schema.MinChunkSize || cs > schema.MaxChunkSize) {
+		return fmt.Errorf("%w: chunk size %d: must be from %d to %d bytes", ErrInvalidOption, cs, schema.MinChunkSize, schema.MaxChunkSize)
+	}
+	return nil
+}
+
+// statError keeps the reason a database file cannot be looked at
+// (EACCES, ENAMETOOLONG, ENOTDIR...) instead of calling it missing.
+func statError(path string, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return &fs.PathError{Op: "open", Path: path, Err: errno}
+	}
+	return fmt.Errorf("open %s: %w", path, err)
+}
+
+// create builds a new database at path, atomically: nothing appears at
+// path unless the whole schema (and the overlay configuration) was
+// written. When another process created path meanwhile, its database is
+// the one opened next.
+func create(ctx context.Context, path string, opts Options) error {
+	err := store.CreateFile(ctx, path, store.Options{Durability: opts.Durability, PageSize: opts.PageSize}, func(db *store.DB) error {
+		return db.Write(ctx, func(c *store.Conn) error {
+			if err := schema.Create(c, opts.ChunkSize); err != nil {
+				return err
+			}
+			if opts.Base != "" {
+				return vfs.InitOverlay(c, opts.Base)
+			}
+			return nil
+		})
+	})
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	return err
+}
+
+// probe inspects the existing database at path through a read-only
+// connection and refuses what Open must not open. For a read-only open it
+// returns that connection; for a writable one it closes it and returns a
+// nil DB, and the caller opens the file for writing.
+func probe(ctx context.Context, path string, opts Options) (*store.DB, schema.Info, error) {
+	db, err := store.Open(ctx, path, store.Options{ReadOnly: true, Readers: readersOf(opts)})
+	if err != nil {
+		return nil, schema.Info{}, err
+	}
 	var info schema.Info
-	err := a.DB.Do(ctx, func(c *store.Conn) error {
-		var err error
+	err = db.Do(ctx, func(c *store.Conn) (err error) {
 		info, err = schema.Inspect(c)
 		return err
 	})
-	if err != nil {
+	if err == nil {
+		err = refuse(path, info, opts)
+	}
+	if err != nil || !opts.ReadOnly {
+		db.Close()
+		return nil, info, err
+	}
+	return db, info, nil
+}
+
+// readersOf sizes the read-only probe's reader pool: a probe that only
+// inspects needs one reader; a read-only open keeps the default.
+func readersOf(opts Options) int {
+	if opts.ReadOnly {
+		return 0
+	}
+	return 1
+}
+
+// refuse reports why a database with the layout info cannot be opened
+// with opts, or nil. It decides from the read-only inspection alone, so a
+// refused file is never opened for writing.
+func refuse(path string, info schema.Info, opts Options) error {
+	switch {
+	case info.AgentFSVersion == "" && info.OtherTables:
+		return fmt.Errorf("open %s: %w: it holds another application's tables", path, ErrNotAgentFS)
+	case info.AgentFSVersion == "" && (!opts.Create || opts.ReadOnly):
+		return fmt.Errorf("open %s: %w: it is empty", path, ErrNotAgentFS)
+	case info.AgentFSVersion == "":
+		return nil // an empty file filled by a writable open with Create
+	case schema.Newer(info.AgentFSVersion):
+		return fmt.Errorf("open %s: %w (AgentFS %s); upgrade agentfs", path, schema.ErrTooNew, info.AgentFSVersion)
+	case info.FormatVersion > schema.FormatVersion:
+		return fmt.Errorf("open %s: %w (format %d); upgrade agentfs", path, schema.ErrTooNew, info.FormatVersion)
+	case info.AgentFSVersion != schema.AgentFSVersion:
+		return fmt.Errorf("open %s: %w: it has AgentFS layout %s, this build uses %s", path, schema.ErrNeedsMigration, info.AgentFSVersion, schema.AgentFSVersion)
+	case opts.Base != "" && info.OverlayBase == "":
+		return fmt.Errorf("open %s: %w: it is not an overlay (use a new database for --base)", path, ErrOverlay)
+	case opts.Base != "" && info.OverlayBase != opts.Base:
+		return fmt.Errorf("open %s: %w: its base directory is %s, not %s", path, ErrOverlay, info.OverlayBase, opts.Base)
+	case info.OverlayBase != "" && !opts.ReadOnly:
+		if _, err := os.Stat(info.OverlayBase); err != nil {
+			return fmt.Errorf("open %s: %w: base directory: %w", path, ErrOverlay, err)
+		}
+	}
+	return nil
+}
+
+// prepare finishes a writable open: it fills an empty file (with
+// Create), adds this project's tables to an AgentFS 0.4 database made by
+// another tool, and completes an overlay's records. It inspects again,
+// under the writable connection: the file may have changed since probe.
+func (a *Agent) prepare(ctx context.Context, opts Options) error {
+	var info schema.Info
+	inspect := func() error {
+		return a.DB.Do(ctx, func(c *store.Conn) (err error) {
+			info, err = schema.Inspect(c)
+			return err
+		})
+	}
+	if err := inspect(); err != nil {
 		return fmt.Errorf("open %s: %w", a.DB.Path(), err)
 	}
+	if err := refuse(a.DB.Path(), info, opts); err != nil {
+		return err
+	}
 	switch {
-	case info.Current():
-	case info.AgentFSVersion == "" && info.OtherTables:
-		return fmt.Errorf("open %s: %w", a.DB.Path(), ErrNotAgentFS)
-	case info.AgentFSVersion == "" && (info.OtherTables || !opts.Create || opts.ReadOnly):
-		return fmt.Errorf("open %s: %w", a.DB.Path(), ErrNotAgentFS)
-	case info.AgentFSVersion != "" && schema.Newer(info.AgentFSVersion):
-		return fmt.Errorf("open %s: %w (AgentFS %s); upgrade agentfs", a.DB.Path(), schema.ErrTooNew, info.AgentFSVersion)
 	case info.AgentFSVersion == "":
-		err = a.DB.Write(ctx, func(c *store.Conn) error {
+		err := a.DB.Write(ctx, func(c *store.Conn) error {
 			if err := schema.Create(c, opts.ChunkSize); err != nil {
 				return err
 			}
@@ -134,7 +269,7 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 		if err != nil {
 			return err
 		}
-	case schema.NeedsOnlyExtensions(info) && !opts.ReadOnly:
+	case schema.NeedsOnlyExtensions(info):
 		// An AgentFS 0.4 database from another tool: adding our own
 		// tables is invisible to it, so do it without asking.
 		steps, err := schema.Plan(info)
@@ -144,31 +279,15 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 		if err := a.DB.Write(ctx, func(c *store.Conn) error { return schema.Apply(c, steps) }); err != nil {
 			return err
 		}
-	case info.FormatVersion > schema.FormatVersion:
-		return fmt.Errorf("open %s: %w (format %d); upgrade agentfs", a.DB.Path(), schema.ErrTooNew, info.FormatVersion)
-	case info.AgentFSVersion == schema.AgentFSVersion && opts.ReadOnly:
-		// Readable as is.
-	default:
-		return fmt.Errorf("open %s: %w: it has AgentFS layout %s, this build uses %s", a.DB.Path(), schema.ErrNeedsMigration, info.AgentFSVersion, schema.AgentFSVersion)
 	}
-	err = a.DB.Do(ctx, func(c *store.Conn) error {
-		var err error
-		a.Info, err = schema.Inspect(c)
-		return err
-	})
-	if err != nil {
+	if err := inspect(); err != nil {
 		return err
 	}
-	if opts.Base != "" && a.Info.OverlayBase != opts.Base {
-		if a.Info.OverlayBase == "" {
-			return fmt.Errorf("open %s: %w: it is not an overlay (use a new database for --base)", a.DB.Path(), ErrOverlay)
-		}
-		return fmt.Errorf("open %s: %w: its base directory is %s, not %s", a.DB.Path(), ErrOverlay, a.Info.OverlayBase, opts.Base)
+	a.Info = info
+	if err := refuse(a.DB.Path(), info, opts); err != nil {
+		return err
 	}
-	if a.Info.OverlayBase != "" && !opts.ReadOnly {
-		if _, err := os.Stat(a.Info.OverlayBase); err != nil {
-			return fmt.Errorf("open %s: %w: base directory: %w", a.DB.Path(), ErrOverlay, err)
-		}
+	if a.Info.OverlayBase != "" {
 		// A delta made by another tool lacks this project's records.
 		var ok bool
 		if err := a.DB.Do(ctx, func(c *store.Conn) (err error) { ok, err = vfs.HasOverlayRoot(c); return err }); err != nil || ok {
@@ -179,8 +298,10 @@ func (a *Agent) prepare(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// ErrNotAgentFS is returned for a file that is not an AgentFS database.
-var ErrNotAgentFS = errors.New("not an AgentFS database (it has other tables, or is empty and Create was not set)")
+// ErrNotAgentFS is returned for a file that is not an AgentFS database:
+// a SQLite file of another application, or an empty file opened without
+// Create.
+var ErrNotAgentFS = errors.New("not an AgentFS database")
 
 // ErrOverlay is returned when an overlay database does not match the
 // base directory asked for, or its base directory is missing.
@@ -194,8 +315,42 @@ func (a *Agent) Path() string { return a.DB.Path() }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
-// ValidID reports whether s is a valid agent id: letters, digits, "_", "-".
-func ValidID(s string) bool { return idPattern.MatchString(s) }
+// MaxIDLength bounds an agent id, so that ID.db and every name made
+// from it (ID.db-wal, ID.db.snapshots, ID.db.pre-migrate-TIME.bak, the
+// temporary .ID.db.new-XXXX of a creation) fits in a 255-byte file name.
+const MaxIDLength = 128
+
+// ErrInvalidID is wrapped by CheckID's errors.
+var ErrInvalidID = errors.New("invalid agent id")
+
+// ValidID reports whether s is a valid agent id: 1 to MaxIDLength
+// letters, digits, "_" and "-". No ".": an id is a file name in the
+// agents' directory (ID.db), so no id can be ".", "..", a hidden file, a
+// path, or another id's derived file.
+func ValidID(s string) bool { return len(s) <= MaxIDLength && idPattern.MatchString(s) }
+
+// idError is an invalid id that also carries an errno (ENAMETOOLONG).
+type idError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *idError) Error() string   { return e.msg }
+func (e *idError) Unwrap() []error { return []error{ErrInvalidID, e.errno} }
+
+// CheckID explains why s is not a valid agent id (nil when it is), the
+// same way for every door (CLI, rpc, SDK).
+func CheckID(s string) error {
+	switch {
+	case len(s) > MaxIDLength:
+		return &idError{fmt.Sprintf("%v %q...: %d bytes, at most %d (ENAMETOOLONG)", ErrInvalidID, s[:16], len(s), MaxIDLength), syscall.ENAMETOOLONG}
+	case s == "":
+		return fmt.Errorf("%w: it is empty; use 1 to %d letters, digits, '_' and '-'", ErrInvalidID, MaxIDLength)
+	case !idPattern.MatchString(s):
+		return fmt.Errorf("%w %q: use letters, digits, '_' and '-' only (no '.', '/' or spaces)", ErrInvalidID, s)
+	}
+	return nil
+}
 
 // DefaultDir is where agent databases live, relative to the working
 // directory, as with agentfs-sdk.

@@ -109,6 +109,13 @@ func fsckRules(chunkSize int) []rule {
 		{name: "kv-json", query: `SELECT rowid, 'kv value of ' || key || ' is not valid JSON' FROM kv_store WHERE json_valid(value) = 0`},
 		{name: "tool-status", query: `SELECT id, 'tool call ' || id || ' has status ' || quote(status) FROM tool_calls WHERE status NOT IN ('pending', 'success', 'error')`},
 		{name: "tool-pending", query: `SELECT id, 'tool call ' || id || ' is pending but has a completion time' FROM tool_calls WHERE status = 'pending' AND completed_at IS NOT NULL`},
+		// The layout was detected from the columns at open (a newer
+		// recorded version is refused there), so the database must record
+		// this build's version; anything else ('abc', '') misleads other
+		// readers of the file.
+		{name: "schema-version", query: `SELECT 0, 'fs_config.schema_version is ' || quote(value) || ', not ` + schema.AgentFSVersion + `'
+			FROM fs_config WHERE key = 'schema_version' AND (typeof(value) != 'text' OR value != '` + schema.AgentFSVersion + `')`,
+			repair: []string{`UPDATE fs_config SET value = '` + schema.AgentFSVersion + `' WHERE key = 'schema_version'`}},
 		{name: "config", query: `SELECT 0, 'fs_config has no valid chunk_size' WHERE NOT EXISTS (SELECT 1 FROM fs_config WHERE key = 'chunk_size' AND CAST(value AS INTEGER) > 0)`,
 			// Without a recorded size, the longest stored chunk is the best
 			// evidence of the size the data was written with.

@@ -2,9 +2,9 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"syscall"
 	"time"
 
@@ -23,28 +23,25 @@ type MigrationResult struct {
 // transaction, after saving a backup copy next to it. With dryRun it only
 // reports the steps.
 func Migrate(ctx context.Context, path string, dryRun bool) (*MigrationResult, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, &fs.PathError{Op: "migrate", Path: path, Err: syscall.ENOENT}
+	if err := store.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &fs.PathError{Op: "migrate", Path: path, Err: syscall.ENOENT}
+		}
+		return nil, statError(path, err)
 	}
-	db, err := store.Open(ctx, path, store.Options{ReadOnly: dryRun})
+	// Plan through a read-only connection: a file that is no AgentFS
+	// database, or needs nothing, is never opened for writing.
+	res, err := planMigration(ctx, path, true)
+	if err != nil || dryRun || len(res.Steps) == 0 {
+		return res, err
+	}
+	db, err := store.Open(ctx, path, store.Options{})
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	res := &MigrationResult{}
-	err = db.Do(ctx, func(c *store.Conn) error {
-		var err error
-		res.From, err = schema.Inspect(c)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if res.From.AgentFSVersion == "" {
-		return nil, fmt.Errorf("migrate %s: the file holds no AgentFS database", path)
-	}
-	res.Steps, err = schema.Plan(res.From)
-	if err != nil || dryRun || len(res.Steps) == 0 {
+	// Again under the writable connection: the file may have changed.
+	if res, err = inspectPlan(ctx, db, path); err != nil || len(res.Steps) == 0 {
 		return res, err
 	}
 	res.Backup = fmt.Sprintf("%s.pre-migrate-%s.bak", path, time.Now().UTC().Format("20060102T150405Z"))
@@ -52,5 +49,34 @@ func Migrate(ctx context.Context, path string, dryRun bool) (*MigrationResult, e
 		return nil, fmt.Errorf("migrate %s: backup failed, nothing changed: %w", path, err)
 	}
 	err = db.Write(ctx, func(c *store.Conn) error { return schema.Apply(c, res.Steps) })
+	return res, err
+}
+
+func planMigration(ctx context.Context, path string, readOnly bool) (*MigrationResult, error) {
+	db, err := store.Open(ctx, path, store.Options{ReadOnly: readOnly, Readers: 1})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return inspectPlan(ctx, db, path)
+}
+
+func inspectPlan(ctx context.Context, db *store.DB, path string) (*MigrationResult, error) {
+	res := &MigrationResult{}
+	err := db.Do(ctx, func(c *store.Conn) error {
+		var err error
+		res.From, err = schema.Inspect(c)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case res.From.AgentFSVersion == "" && res.From.OtherTables:
+		return nil, fmt.Errorf("migrate %s: %w: it holds another application's tables", path, ErrNotAgentFS)
+	case res.From.AgentFSVersion == "":
+		return nil, fmt.Errorf("migrate %s: %w: it is empty", path, ErrNotAgentFS)
+	}
+	res.Steps, err = schema.Plan(res.From)
 	return res, err
 }

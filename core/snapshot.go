@@ -30,6 +30,18 @@ var ErrSnapshotExists = errors.New("snapshot already exists")
 
 var snapshotName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
+// ErrInvalidSnapshotName is returned for a name that cannot be a
+// snapshot's (it would not be one file name inside the snapshot
+// directory): bad input, not a missing snapshot.
+var ErrInvalidSnapshotName = errors.New("invalid snapshot name")
+
+func checkSnapshotName(name string) error {
+	if snapshotName.MatchString(name) {
+		return nil
+	}
+	return fmt.Errorf("%w %q: 1 to 128 letters, digits, '.', '_' and '-', starting with a letter or digit", ErrInvalidSnapshotName, name)
+}
+
 // SnapshotDir is where the snapshots of this database are kept: a
 // directory next to the database file.
 func (a *Agent) SnapshotDir() string { return a.Path() + ".snapshots" }
@@ -53,8 +65,8 @@ func (a *Agent) CreateSnapshot(ctx context.Context, name string) (Snapshot, erro
 	if name == "" {
 		name = now.UTC().Format("20060102T150405.000Z")
 	}
-	if !snapshotName.MatchString(name) {
-		return Snapshot{}, fmt.Errorf("invalid snapshot name %q: use letters, digits, '.', '_' and '-'", name)
+	if err := checkSnapshotName(name); err != nil {
+		return Snapshot{}, err
 	}
 	dest := filepath.Join(a.SnapshotDir(), name+".db")
 	if _, err := os.Stat(dest); err == nil {
@@ -147,8 +159,8 @@ var restoredTables = []string{
 // in one transaction: other processes see the old state or the new one.
 // The snapshot list itself is kept.
 func (a *Agent) RestoreSnapshot(ctx context.Context, name string) error {
-	if !snapshotName.MatchString(name) {
-		return fmt.Errorf("%w: %q", ErrSnapshotNotFound, name)
+	if err := checkSnapshotName(name); err != nil {
+		return err
 	}
 	src := filepath.Join(a.SnapshotDir(), name+".db")
 	if _, err := os.Stat(src); err != nil {

@@ -19,7 +19,7 @@ import (
 // Options choose the database to open. Set ID, Path, or neither (a new
 // database in a temporary directory, removed by Close).
 type Options struct {
-	ID   string // agent id: letters, digits, "_" and "-"; stored as .agentfs/ID.db
+	ID   string // agent id: 1 to 128 letters, digits, "_" and "-"; stored as .agentfs/ID.db
 	Path string // database file path; takes precedence over ID
 	// Engine options (durability, chunk size, owner of new files).
 	Engine core.Options
@@ -42,8 +42,8 @@ func Open(ctx context.Context, opts Options) (*AgentFS, error) {
 	switch {
 	case path != "":
 	case opts.ID != "":
-		if !core.ValidID(opts.ID) {
-			return nil, fmt.Errorf("agentfs: invalid id %q: use letters, digits, '_' and '-'", opts.ID)
+		if err := core.CheckID(opts.ID); err != nil {
+			return nil, fmt.Errorf("agentfs: %w", err)
 		}
 		path = core.PathForID(opts.ID)
 	default:

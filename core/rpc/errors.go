@@ -62,6 +62,12 @@ func ToProto(err error) *v1.Error {
 	}
 	var ke *kindError
 	var ce *connect.Error
+	if errors.Is(err, core.ErrInvalidID) || errors.Is(err, core.ErrInvalidOption) || errors.Is(err, core.ErrInvalidSnapshotName) {
+		// Bad input of the call, whatever errno it carries (a too long
+		// id wraps ENAMETOOLONG): the message says what to change.
+		out.Kind = v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT
+		return out
+	}
 	errno := vfs.Errno(err)
 	if errno == 0 && errors.Is(err, store.ErrReadOnly) {
 		// A write to a database opened read-only is EROFS, so SDKs raise
@@ -80,7 +86,8 @@ func ToProto(err error) *v1.Error {
 		out.Kind = ke.kind
 	case errors.Is(err, context.Canceled):
 		out.Kind = v1.ErrorKind_ERROR_KIND_CANCELED
-	case errors.Is(err, core.ErrNeedsMigration), errors.Is(err, core.ErrNotAgentFS), errors.Is(err, core.ErrOverlay):
+	case errors.Is(err, core.ErrNeedsMigration), errors.Is(err, core.ErrNotAgentFS), errors.Is(err, core.ErrOverlay),
+		errors.Is(err, store.ErrNotADatabase), errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrCantRead):
 		out.Kind = v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION
 	case errors.Is(err, toolcalls.ErrFinished):
 		out.Kind = v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION

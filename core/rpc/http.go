@@ -47,10 +47,21 @@ func NewAgentDir(dir string, opts core.Options) (*AgentDir, error) {
 
 func (d *AgentDir) path(id string) string { return filepath.Join(d.Dir, id+".db") }
 
+// checkFile refuses an agent database that is not a regular file of
+// the directory: a symbolic link (or anything else) at DIR/ID.db could
+// make an agent id reach a file outside the served directory.
+func (d *AgentDir) checkFile(id string) error {
+	st, err := os.Lstat(d.path(id))
+	if err != nil || st.Mode().IsRegular() {
+		return nil // a missing file is the caller's to handle
+	}
+	return errorf(v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED, "agent %q: %s is not a regular file (a symbolic link?); serve http opens only databases inside its directory", id, filepath.Base(d.path(id)))
+}
+
 // session returns the open session of an existing agent.
 func (d *AgentDir) session(ctx context.Context, id string) (*Session, error) {
-	if !core.ValidID(id) {
-		return nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "%q is not a valid agent id (letters, digits, '.', '_' and '-')", id)
+	if err := core.CheckID(id); err != nil {
+		return nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "%v", err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -59,6 +70,9 @@ func (d *AgentDir) session(ctx context.Context, id string) (*Session, error) {
 	}
 	if s := d.open[id]; s != nil {
 		return s, nil
+	}
+	if err := d.checkFile(id); err != nil {
+		return nil, err
 	}
 	opts := d.Options
 	opts.Create = false
@@ -76,10 +90,14 @@ func (d *AgentDir) session(ctx context.Context, id string) (*Session, error) {
 }
 
 func (d *AgentDir) create(ctx context.Context, r *v1.CreateAgentRequest) (*Session, error) {
-	if !core.ValidID(r.Id) {
-		return nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "%q is not a valid agent id (letters, digits, '.', '_' and '-')", r.Id)
+	if err := core.CheckID(r.Id); err != nil {
+		return nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "%v", err)
 	}
 	d.mu.Lock()
+	if err := d.checkFile(r.Id); err != nil {
+		d.mu.Unlock()
+		return nil, err
+	}
 	_, statErr := os.Stat(d.path(r.Id))
 	if statErr == nil && !r.ExistOk {
 		d.mu.Unlock()
@@ -109,9 +127,9 @@ func (d *AgentDir) list() (*v1.ListAgentsResponse, error) {
 	out := &v1.ListAgentsResponse{}
 	for _, m := range matches {
 		id := strings.TrimSuffix(filepath.Base(m), ".db")
-		st, err := os.Stat(m)
-		if err != nil || !core.ValidID(id) {
-			continue
+		st, err := os.Lstat(m)
+		if err != nil || !core.ValidID(id) || !st.Mode().IsRegular() {
+			continue // not an agent this server would open
 		}
 		out.Agents = append(out.Agents, &v1.AgentSummary{Id: id, Size: st.Size(), ModifiedAtNs: st.ModTime().UnixNano()})
 	}

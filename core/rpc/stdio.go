@@ -218,8 +218,8 @@ func openForHello(ctx context.Context, o *v1.OpenOptions) (*core.Agent, string, 
 	case o.GetId() != "" && o.GetPath() != "":
 		return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "open: give an id or a path, not both")
 	case o.GetId() != "":
-		if !core.ValidID(o.GetId()) {
-			return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "open: %q is not a valid agent id (letters, digits, '.', '_' and '-')", o.GetId())
+		if err := core.CheckID(o.GetId()); err != nil {
+			return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "open: %v", err)
 		}
 		id, path = o.GetId(), core.PathForID(o.GetId())
 		if o.GetDir() != "" {

@@ -29,6 +29,14 @@ const FormatVersion = 2
 // DefaultChunkSize is the size of the fs_data chunks of a new database.
 const DefaultChunkSize = 4096
 
+// MinChunkSize and MaxChunkSize bound the chunk size of a new database:
+// smaller chunks multiply rows per byte, larger ones the bytes rewritten
+// by a small write.
+const (
+	MinChunkSize = 512
+	MaxChunkSize = 1 << 20
+)
+
 // Mode bits shared by the engine.
 const (
 	ModeType    = 0o170000
@@ -296,8 +304,8 @@ func Create(c *store.Conn, chunkSize int) error {
 	if chunkSize == 0 {
 		chunkSize = DefaultChunkSize
 	}
-	if chunkSize < 512 || chunkSize > 1<<20 {
-		return fmt.Errorf("chunk size %d out of range (512 to 1048576 bytes)", chunkSize)
+	if chunkSize < MinChunkSize || chunkSize > MaxChunkSize {
+		return fmt.Errorf("chunk size %d out of range (%d to %d bytes)", chunkSize, MinChunkSize, MaxChunkSize)
 	}
 	for _, q := range append(append([]string{}, base...), extensions...) {
 		if _, err := c.Exec(q); err != nil {

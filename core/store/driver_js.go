@@ -89,3 +89,29 @@ func (db *DB) Serialize(ctx context.Context) (out []byte, err error) {
 	})
 	return out, err
 }
+
+// cantOpen: memdb has no -shm to create.
+func cantOpen(error) bool { return false }
+
+func immutable(abs, dsn string) (string, error) { return dsn, nil }
+
+// CreateFile makes a new in-memory database (see CreateFile of native
+// builds): one program owns memory, so building in place and dropping the
+// name on failure leaves nothing behind either.
+func CreateFile(ctx context.Context, path string, opts Options, build func(db *DB) error) error {
+	if Stat(path) == nil {
+		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	}
+	opts.ReadOnly = false
+	db, err := Open(ctx, path, opts)
+	if err != nil {
+		DropMemory(path)
+		return err
+	}
+	if err := build(db); err != nil {
+		db.Close()
+		DropMemory(path)
+		return err
+	}
+	return db.Close()
+}

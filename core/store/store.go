@@ -77,17 +77,20 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{path: abs, opts: opts}
-	pool, err := db.openPool(dsn, 1)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	if err := db.openPrimary(ctx, dsn); err != nil {
+		if !opts.ReadOnly || !cantOpen(err) {
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+		// Read-only media: SQLite cannot create the -shm file that
+		// reading a WAL-mode database needs.
+		if dsn, err = immutable(abs, dsn); err != nil {
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+		if err := db.openPrimary(ctx, dsn); err != nil {
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
 	}
-	db.pool = pool
-	conn, err := pool.Conn(ctx)
-	if err != nil {
-		pool.Close()
-		return nil, classify(fmt.Errorf("open %s: %w", path, err))
-	}
-	db.primary = conn
+	conn := db.primary
 	if opts.PageSize != 0 && !opts.ReadOnly {
 		// Only effective while the file is empty; must precede WAL mode.
 		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d", opts.PageSize)); err != nil {
@@ -109,6 +112,30 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	db.readers = readers
 	db.startCheckpointer(ctx)
 	return db, nil
+}
+
+// openPrimary opens the pool of the primary connection and the
+// connection, and reads the schema once: a file that is not SQLite, is
+// damaged, or cannot be read fails here, at Open, instead of at the first
+// operation (and before anything was written to it).
+func (db *DB) openPrimary(ctx context.Context, dsn string) error {
+	pool, err := db.openPool(dsn, 1)
+	if err != nil {
+		return err
+	}
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		pool.Close()
+		return classify(err)
+	}
+	var n int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		conn.Close()
+		pool.Close()
+		return classify(err)
+	}
+	db.pool, db.primary = pool, conn
+	return nil
 }
 
 // uriPath escapes the characters that would end a path in a "file:" URI
@@ -175,9 +202,12 @@ func (db *DB) pragmas() []string {
 		// write statement fail on this connection.
 		p = append(p, "PRAGMA query_only = ON")
 	}
-	if db.opts.Durability == DurabilityFull {
+	switch {
+	case db.opts.ReadOnly:
+		// Nothing is committed through a read-only connection.
+	case db.opts.Durability == DurabilityFull:
 		p = append(p, "PRAGMA synchronous = FULL")
-	} else {
+	default:
 		p = append(p, "PRAGMA synchronous = NORMAL")
 	}
 	return p
@@ -524,7 +554,13 @@ var (
 	// the busy timeout.
 	ErrBusy = errors.New("database is busy: another process holds the write lock")
 	// ErrNotADatabase means the file is not SQLite, or is encrypted.
-	ErrNotADatabase = errors.New("file is not an AgentFS database (not SQLite, or encrypted)")
+	ErrNotADatabase = errors.New("not an AgentFS database: not SQLite at all, or encrypted")
+	// ErrCorrupt means SQLite found the file damaged (truncated,
+	// overwritten): restore a snapshot, or repair what fsck can.
+	ErrCorrupt = errors.New("database is damaged")
+	// ErrCantRead means a read-only open cannot read the database where
+	// it is (read-only media with a WAL to apply).
+	ErrCantRead = errors.New("cannot read the database in place")
 )
 
 func isBusy(err error) bool {
@@ -535,16 +571,21 @@ func isBusy(err error) bool {
 	return strings.Contains(s, "database is locked") || strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database is busy")
 }
 
-// classify turns driver errors the user can act on into sentinel errors.
+// classify turns driver errors the user can act on into sentinel errors
+// (once: an error already classified is returned as is).
 func classify(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, ErrBusy) || errors.Is(err, ErrNotADatabase) || errors.Is(err, ErrCorrupt) {
+		return err
 	}
-	if isBusy(err) {
+	msg := err.Error()
+	switch {
+	case isBusy(err):
 		return fmt.Errorf("%w (%v)", ErrBusy, err)
-	}
-	if strings.Contains(err.Error(), "file is not a database") {
-		return fmt.Errorf("%w (%v)", ErrNotADatabase, err)
+	case strings.Contains(msg, "file is not a database"):
+		// SQLite's words add nothing to the sentinel's.
+		return ErrNotADatabase
+	case strings.Contains(msg, "database disk image is malformed"):
+		return fmt.Errorf("%w (SQLite: database disk image is malformed)", ErrCorrupt)
 	}
 	return err
 }

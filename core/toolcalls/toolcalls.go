@@ -27,6 +27,24 @@ var ErrNotFound = errors.New("tool call not found")
 // ErrFinished is returned when finishing a call that is not pending.
 var ErrFinished = errors.New("tool call already finished")
 
+// callError names the call a failure is about, in words ("no tool call
+// with id 999"), and matches ErrNotFound or ErrFinished with errors.Is.
+type callError struct {
+	id     int64
+	status string // of a finished call; "" for a missing one
+}
+
+func (e *callError) Error() string {
+	if e.status == "" {
+		return fmt.Sprintf("no tool call with id %d", e.id)
+	}
+	return fmt.Sprintf("tool call %d is already finished (%s)", e.id, e.status)
+}
+
+func (e *callError) Is(target error) bool {
+	return target == ErrNotFound && e.status == "" || target == ErrFinished && e.status != ""
+}
+
 // Call is one row of the log. Times are Unix seconds, as in the format;
 // DurationMs is measured with millisecond precision by this engine.
 type Call struct {
@@ -112,13 +130,13 @@ func (l *Log) finish(ctx context.Context, id int64, status string, result, errMs
 		var cur string
 		err := c.QueryRow("SELECT CAST(started_at AS INTEGER), status FROM tool_calls WHERE id = ?", id).Scan(&started, &cur)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("toolcalls: id %d: %w", id, ErrNotFound)
+			return &callError{id: id}
 		}
 		if err != nil {
 			return err
 		}
 		if cur != StatusPending {
-			return fmt.Errorf("toolcalls: id %d is %s: %w", id, cur, ErrFinished)
+			return &callError{id: id, status: cur}
 		}
 		dur := (now.Unix() - started) * 1000
 		if t, ok := l.starts[id]; ok {
@@ -200,7 +218,7 @@ func (l *Log) Get(ctx context.Context, id int64) (Call, error) {
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, fmt.Errorf("toolcalls: id %d: %w", id, ErrNotFound)
+		return c, &callError{id: id}
 	}
 	return c, err
 }

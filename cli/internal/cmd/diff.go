@@ -60,7 +60,9 @@ database. "agentfs commit" applies the changes.`,
 
 func printChanges(w io.Writer, changes []overlay.Change) {
 	for _, ch := range changes {
-		fmt.Fprintf(w, "%s %-7s %s\n", ch.Op, ch.Type, ch.Path)
+		// Quoted as fs ls quotes (a newline in a path would forge a
+		// change line); --json has the exact paths.
+		fmt.Fprintf(w, "%s %-7s %s\n", ch.Op, ch.Type, quoteName(ch.Path))
 	}
 }
 

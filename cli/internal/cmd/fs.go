@@ -123,23 +123,29 @@ func isErrno(err error, errno syscall.Errno) bool { return vfs.Errno(err) == err
 // ---- ls ----
 
 func newFSLsCmd(id string) *cobra.Command {
-	var long, recursive bool
+	var long, recursive, literal bool
 	c := &cobra.Command{
 		Use:   "ls [PATH]",
 		Short: "List a directory (default /)",
 		Long: `List a directory, one entry per line with its type: "f name" for a file,
 "d name" for a directory, "l name" for a symbolic link (p, c, b, s for
 FIFOs, devices and sockets). -R lists the whole tree with paths relative
-to PATH; -l prints mode, links, owner, size and modification time.`,
+to PATH; -l prints mode, links, owner, size and modification time.
+
+A name holding a control character (a newline, an escape), invalid UTF-8
+or a single quote is printed as a shell word, as GNU ls
+--quoting-style=shell-escape does ('a'$'\n''b' for "a", newline, "b"), so
+every line is one entry and nothing reaches the terminal raw; --literal
+prints names as they are.`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			arg := "/"
 			if len(args) == 1 {
 				arg = args[0]
 			}
-			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+			return readAgent(cmd, id, func(a *core.Agent) error {
 				w := bufio.NewWriter(cmd.OutOrStdout())
-				err := listPath(a.FS, w, arg, long, recursive)
+				err := listPath(a.FS, w, arg, long, recursive, nameQuoter(literal))
 				if ferr := w.Flush(); err == nil {
 					err = ferr
 				}
@@ -149,6 +155,7 @@ to PATH; -l prints mode, links, owner, size and modification time.`,
 	}
 	c.Flags().BoolVarP(&long, "long", "l", false, "long format: mode, links, uid, gid, size, mtime")
 	c.Flags().BoolVarP(&recursive, "recursive", "R", false, "list subdirectories recursively")
+	c.Flags().BoolVar(&literal, "literal", false, "print names raw, without quoting control characters")
 	return c
 }
 
@@ -158,7 +165,7 @@ type lsEntry struct {
 	target string // of a symlink, in long format
 }
 
-func listPath(f *vfs.FS, w io.Writer, arg string, long, recursive bool) error {
+func listPath(f *vfs.FS, w io.Writer, arg string, long, recursive bool, q func(string) string) error {
 	p := agentPath(arg)
 	st, err := f.Stat(p)
 	if err != nil {
@@ -182,9 +189,9 @@ func listPath(f *vfs.FS, w io.Writer, arg string, long, recursive bool) error {
 					return err
 				}
 			}
-			return printLong(w, []lsEntry{e})
+			return printLong(w, []lsEntry{e}, q)
 		}
-		_, err := fmt.Fprintf(w, "%s %s\n", st.TypeLetter(), arg)
+		_, err := fmt.Fprintf(w, "%s %s\n", st.TypeLetter(), q(arg))
 		return err
 	}
 	var entries []lsEntry
@@ -193,7 +200,7 @@ func listPath(f *vfs.FS, w io.Writer, arg string, long, recursive bool) error {
 			entries = append(entries, e)
 			return nil
 		}
-		_, err := fmt.Fprintf(w, "%s %s\n", e.st.TypeLetter(), e.name)
+		_, err := fmt.Fprintf(w, "%s %s\n", e.st.TypeLetter(), q(e.name))
 		return err
 	}
 	var walk func(dir, rel string) error
@@ -225,14 +232,14 @@ func listPath(f *vfs.FS, w io.Writer, arg string, long, recursive bool) error {
 		return err
 	}
 	if long {
-		return printLong(w, entries)
+		return printLong(w, entries, q)
 	}
 	return nil
 }
 
 // printLong prints entries as ls -l does, with long-iso times in local
 // time: "drwxr-xr-x 2 0 0 4096 2026-01-02 15:04 name".
-func printLong(w io.Writer, entries []lsEntry) error {
+func printLong(w io.Writer, entries []lsEntry, q func(string) string) error {
 	sizes := make([]string, len(entries))
 	var wl, wu, wg, ws int
 	for i, e := range entries {
@@ -243,9 +250,9 @@ func printLong(w io.Writer, entries []lsEntry) error {
 		ws = max(ws, len(sizes[i]))
 	}
 	for i, e := range entries {
-		name := e.name
+		name := q(e.name)
 		if e.st.IsSymlink() {
-			name += " -> " + e.target
+			name += " -> " + q(e.target)
 		}
 		if _, err := fmt.Fprintf(w, "%s %*d %*d %*d %*s %s %s\n", modeString(e.st.Mode), wl, e.st.Nlink, wu, e.st.UID, wg, e.st.GID,
 			ws, sizes[i], e.st.Mtime.Local().Format("2006-01-02 15:04"), name); err != nil {
@@ -312,7 +319,7 @@ func newFSCatCmd(id string) *cobra.Command {
 		Short: "Print the content of files (raw bytes)",
 		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+			return readAgent(cmd, id, func(a *core.Agent) error {
 				buf := make([]byte, pieceSize(a.FS))
 				for _, arg := range args {
 					if err := catFile(a.FS, agentPath(arg), cmd.OutOrStdout(), buf); err != nil {
@@ -630,7 +637,7 @@ func newFSStatCmd(id string) *cobra.Command {
 		Short: "Show the attributes of files, as stat(1)",
 		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+			return readAgent(cmd, id, func(a *core.Agent) error {
 				w := bufio.NewWriter(cmd.OutOrStdout())
 				defer w.Flush()
 				for _, arg := range args {

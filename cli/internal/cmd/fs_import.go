@@ -380,7 +380,7 @@ the way are replaced (never written through); directories are merged.
 Special files are skipped with a warning. PATH may also be a single file.`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+			return readAgent(cmd, id, func(a *core.Agent) error {
 				ex := &exporter{fs: a.FS, warn: cmd.ErrOrStderr(), db: newDBFiles(a.Path()), buf: make([]byte, pieceSize(a.FS))}
 				ex.prog = newProgress(cmd.ErrOrStderr(), "exporting", &ex.stats)
 				err := ex.run(agentPath(args[0]), args[1])

@@ -22,7 +22,11 @@ reachable from the root, kv values are JSON, tool-call statuses valid).
 transaction. Exit status: 0 clean, 1 problems remain.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := openAgent(cmd, args[0])
+			open := openForReading // a check only reads (read-only media too)
+			if repair {
+				open = openAgent
+			}
+			a, err := open(cmd, args[0])
 			if err != nil {
 				return err
 			}

@@ -44,8 +44,14 @@ database is mounted on a temporary directory (the working directory of
 			} else {
 				id = randomID()
 			}
-			if !core.ValidID(id) {
-				return userError{msg: fmt.Sprintf("invalid agent id %q: use letters, digits, '_' and '-'", id), hint: "agentfs init my-agent"}
+			if err := core.CheckID(id); err != nil {
+				return userError{msg: err.Error(), hint: "agentfs init my-agent"}
+			}
+			opts := core.Options{Create: true, ChunkSize: chunkSize, PageSize: pageSize, Base: base}
+			// Before --force removes anything: a refused option must
+			// leave the old database in place.
+			if err := core.CheckOptions(opts); err != nil {
+				return userError{msg: err.Error(), hint: "agentfs init " + id + " (default --chunk-size 4096, --page-size 4096)"}
 			}
 			path := core.PathForID(id)
 			if _, err := os.Stat(path); err == nil {
@@ -63,6 +69,9 @@ database is mounted on a temporary directory (the working directory of
 					return err
 				}
 			}
+			if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
+				return userError{msg: fmt.Sprintf("%s exists and is not a regular file", path), hint: "remove it, or choose another id"}
+			}
 			if base != "" {
 				st, err := os.Stat(base)
 				if err != nil {
@@ -72,9 +81,9 @@ database is mounted on a temporary directory (the working directory of
 					return userError{msg: fmt.Sprintf("base %s is not a directory (ENOTDIR)", base), hint: "agentfs init " + id + " --base EXISTING_DIR"}
 				}
 			}
-			a, err := core.Open(cmd.Context(), path, core.Options{Create: true, ChunkSize: chunkSize, PageSize: pageSize, Base: base})
+			a, err := core.Open(cmd.Context(), path, opts)
 			if err != nil {
-				return err
+				return openError(id, path, err)
 			}
 			if base != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "Overlay over %s (host files stay unchanged until agentfs commit)\n", a.FS.Base())

@@ -38,7 +38,7 @@ func newKVGetCmd(id string) *cobra.Command {
 		Short: "Print the JSON value of a key",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+			return readAgent(cmd, id, func(a *core.Agent) error {
 				v, err := a.KV.GetJSON(cmd.Context(), args[0])
 				if errors.Is(err, kv.ErrNotFound) {
 					return keyNotFound(id, args[0])
@@ -117,7 +117,7 @@ func newKVLsCmd(id string) *cobra.Command {
 --json prints an array of {key, value, created_at, updated_at}.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+			return readAgent(cmd, id, func(a *core.Agent) error {
 				entries, err := a.KV.List(cmd.Context(), prefix, 0)
 				if err != nil {
 					return err
@@ -135,7 +135,10 @@ func newKVLsCmd(id string) *cobra.Command {
 					}
 				} else {
 					for _, e := range entries {
-						fmt.Fprintf(w, "%s\t%s\n", e.Key, e.Value)
+						// A tab or newline in a key would split the
+						// line: keys are quoted as fs ls quotes names
+						// (--json has them exact).
+						fmt.Fprintf(w, "%s\t%s\n", quoteName(e.Key), e.Value)
 					}
 				}
 				return w.Flush()

@@ -127,19 +127,75 @@ func openAgentWith(cmd *cobra.Command, idOrPath string, opts core.Options) (*cor
 	path := core.ResolveIDOrPath(idOrPath)
 	a, err := core.Open(cmd.Context(), path, opts)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && pe.Path == path {
-			return nil, userError{
-				msg:  fmt.Sprintf("no agent database %q (looked for %s)", idOrPath, path),
-				hint: fmt.Sprintf("agentfs init %s", suggestID(idOrPath)),
-			}
-		}
-		if errors.Is(err, schema.ErrNeedsMigration) {
-			return nil, userError{msg: err.Error(), hint: fmt.Sprintf("agentfs migrate %s", idOrPath)}
-		}
-		return nil, err
+		return nil, openError(idOrPath, path, err)
 	}
 	return a, nil
+}
+
+// openForReading opens an agent for a command that only reads: through
+// SQLite's read-only mode, so a database on read-only media (or one this
+// user may only read) works and nothing is written. Two kinds need the
+// ordinary open: an overlay (a read-only open shows its delta layer
+// alone, without the base directory's files) and an AgentFS 0.4 database
+// of another tool that lacks this project's tables (added on open); the
+// read-only view is kept for the second if it cannot be opened writable.
+func openForReading(cmd *cobra.Command, idOrPath string) (*core.Agent, error) {
+	a, err := openAgentWith(cmd, idOrPath, core.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	if a.Info.OverlayBase == "" && a.Info.Current() {
+		return a, nil
+	}
+	w, werr := openAgentWith(cmd, idOrPath, core.Options{})
+	if werr == nil || a.Info.OverlayBase != "" {
+		a.Close()
+		return w, werr
+	}
+	return a, nil
+}
+
+// readAgent is withAgent for commands that only read (openForReading).
+func readAgent(cmd *cobra.Command, idOrPath string, fn func(a *core.Agent) error) (err error) {
+	a, err := openForReading(cmd, idOrPath)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := a.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	return fn(a)
+}
+
+// openError gives a refused open its next step.
+func openError(idOrPath, path string, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) && pe.Path == path:
+		if !core.ValidID(idOrPath) && !strings.ContainsAny(idOrPath, "/.") {
+			// Neither a file nor an id: say what is wrong with the id.
+			return userError{msg: core.CheckID(idOrPath).Error(), hint: "list agents with: ls .agentfs/"}
+		}
+		return userError{
+			msg:  fmt.Sprintf("no agent database %q (looked for %s)", idOrPath, path),
+			hint: fmt.Sprintf("agentfs init %s", suggestID(idOrPath)),
+		}
+	case errors.As(err, &pe) && errors.Is(err, syscall.ENAMETOOLONG) && pe.Path == path:
+		return userError{msg: fmt.Sprintf("%s (the name is %d bytes; agent ids have at most %d)", describe(err), len(idOrPath), core.MaxIDLength), hint: "check the id or path"}
+	case errors.Is(err, schema.ErrNeedsMigration):
+		return userError{msg: err.Error(), hint: fmt.Sprintf("agentfs migrate %s", idOrPath)}
+	case errors.Is(err, store.ErrCorrupt):
+		return userError{msg: err.Error(), hint: fmt.Sprintf("restore a snapshot: agentfs snapshot %s restore NAME (names: ls %s.snapshots/; if the database no longer opens, copy %s.snapshots/NAME.db over it), or repair what can be: agentfs fsck %s --repair", idOrPath, path, path, idOrPath)}
+	case errors.Is(err, store.ErrNotADatabase):
+		return userError{msg: err.Error(), hint: "check the path; an encrypted database needs its key"}
+	case errors.Is(err, core.ErrNotAgentFS):
+		return userError{msg: err.Error(), hint: "check the path; agentfs init ID creates a new agent database in .agentfs/ID.db"}
+	case errors.Is(err, core.ErrInvalidOption):
+		return userError{msg: err.Error(), hint: "see: agentfs init --help"}
+	}
+	return err
 }
 
 func suggestID(s string) string {
@@ -178,6 +234,8 @@ func hint(err error) string {
 		return "another process holds the write lock; retry, or find it with: fuser <db file>"
 	case errors.Is(err, store.ErrNotADatabase):
 		return "check the path; an encrypted database needs its key"
+	case errors.Is(err, store.ErrCorrupt):
+		return "restore a snapshot (agentfs snapshot ID restore NAME) or repair what can be: agentfs fsck ID --repair"
 	case errors.Is(err, kv.ErrNotFound):
 		return "list keys with: agentfs kv ID ls"
 	case errors.Is(err, toolcalls.ErrNotFound):

@@ -59,7 +59,7 @@ func newSnapshotListCmd(id string) *cobra.Command {
 		Short: "List snapshots, oldest first",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
+			return readAgent(cmd, id, func(a *core.Agent) error {
 				list, err := a.Snapshots(cmd.Context())
 				if err != nil {
 					return err
@@ -71,7 +71,9 @@ func newSnapshotListCmd(id string) *cobra.Command {
 				w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "NAME\tCREATED\tSIZE")
 				for _, s := range list {
-					fmt.Fprintf(w, "%s\t%s\t%s\n", s.Name, s.CreatedAt.Local().Format(time.DateTime), humanBytes(s.Size))
+					// A file copied into the snapshot directory by hand
+					// may have any name: quoted as fs ls quotes.
+					fmt.Fprintf(w, "%s\t%s\t%s\n", quoteName(s.Name), s.CreatedAt.Local().Format(time.DateTime), humanBytes(s.Size))
 				}
 				return w.Flush()
 			})

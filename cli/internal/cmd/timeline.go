@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -56,7 +57,7 @@ prints every field, with Unix times.`,
 			if format != "table" && format != "json" {
 				return usageError(cmd, "--format must be table or json, not %q", format)
 			}
-			return withAgent(cmd, args[0], core.Options{}, func(a *core.Agent) error {
+			return readAgent(cmd, args[0], func(a *core.Agent) error {
 				calls, err := a.Tools.List(cmd.Context(), f)
 				if err != nil {
 					return err
@@ -201,7 +202,26 @@ func compactJSON(v json.RawMessage) string {
 
 // oneLine replaces line breaks and tabs, which would break the table.
 func oneLine(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s)
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s)
+	// Other control characters (an escape sequence would drive the
+	// terminal) are shown as Go escapes.
+	return visibleControls(s)
+}
+
+// visibleControls writes each non-printable rune of s as \xNN or \uNNNN.
+func visibleControls(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case unicode.IsPrint(r) || r == ' ':
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
 }
 
 // truncate shortens s to at most n characters, marking the cut with "...".

@@ -49,7 +49,7 @@ func TestToolsStartFinishRecord(t *testing.T) {
 	}
 	mustRun(t, "tools", "t", "finish", id, "--result", `{"hits": 3}`)
 	wantFail(t, 1, []string{"tools", "t", "finish", id, "--result", "1"}, "already finished", "Try: list pending calls with: agentfs timeline t --status pending")
-	wantFail(t, 1, []string{"tools", "t", "finish", "99"}, "tool call not found", "Try: list calls with: agentfs timeline t")
+	wantFail(t, 1, []string{"tools", "t", "finish", "99"}, "agentfs: no tool call with id 99\n", "Try: list calls with: agentfs timeline t")
 
 	id2 := strings.TrimSpace(mustRun(t, "tools", "t", "start", "fetch"))
 	mustRun(t, "tools", "t", "finish", id2, "--error", "timeout")

@@ -81,10 +81,11 @@ func notAllowed(what string) error {
 
 // UserQuery runs query, one statement from a user, with args bound to its
 // parameters (int64, float64, string, []byte, nil), on a guarded
-// read-only connection (see above), and calls visit with the column
-// names and each row: int64, float64, string, []byte (a copy visit may
-// keep) or nil, exactly as stored (no conversion of date-like text). The
-// row slice is reused. Errors are *QueryError.
+// read-only connection (see above). It calls visit first with the column
+// names and a nil row (also when no row follows), then with each row:
+// int64, float64, string, []byte (a copy visit may keep) or nil, exactly
+// as stored (no conversion of date-like text). The row slice is reused.
+// Errors of the query are *QueryError; visit's own are returned as is.
 func (db *DB) UserQuery(ctx context.Context, query string, args []any, lim QueryLimits, visit func(cols []string, row []any) error) error {
 	for i, a := range args {
 		switch a.(type) {
@@ -326,7 +327,7 @@ var queryPragmas = setOf(
 // (with one, they would change a setting).
 var queryPragmaReads = setOf(
 	"application_id", "user_version", "schema_version", "data_version", "page_size", "page_count",
-	"freelist_count", "encoding", "auto_vacuum", "journal_mode", "foreign_keys", "max_page_count",
+	"freelist_count", "encoding", "auto_vacuum", "foreign_keys", "max_page_count",
 )
 
 // queryVTables are the eponymous virtual tables a query may read: JSON
@@ -411,6 +412,14 @@ func describe(action int, a, b string) string {
 		return "DETACH"
 	case authTransaction:
 		return "transaction (" + a + ")"
+	case authAlterTable: // a is the schema
+		return "ALTER TABLE " + b
+	case authInsert, authUpdate, authDelete:
+		if t := strings.ToLower(a); t == "sqlite_master" || t == "sqlite_temp_master" {
+			// SQLite asks for the schema table first: CREATE, DROP,
+			// ALTER, ANALYZE stop here.
+			return "a schema change (CREATE, DROP, ALTER, ANALYZE)"
+		}
 	}
 	name := "action " + fmt.Sprint(action)
 	if action > 0 && action < len(actionNames) && actionNames[action] != "" {
@@ -481,6 +490,10 @@ func finish(ctx context.Context, err error, p *policy, budget, stopped bool, lim
 		return stoppedErr(ctx, lim)
 	case p.refused != "":
 		return notAllowed(p.refused)
+	case strings.Contains(err.Error(), "unsafe use of"):
+		// SQLite's own refusal, with the schema untrusted, of a function
+		// with side effects inside a view ("unsafe use of writefile()").
+		return notAllowed(sqliteMessage(err))
 	}
 	return &QueryError{Msg: "query: " + sqliteMessage(err), Kind: ErrQueryInvalid, Cause: err}
 }

@@ -84,7 +84,9 @@ func (c *stepCtx) Err() error {
 func rows(ctx context.Context, c *sqlite3.Conn, query string, args []any, sc *stepCtx) ([][]any, []string, error) {
 	var out [][]any
 	cols, err := each(c, query, args, sc, func(cols []string, row []any) error {
-		out = append(out, append([]any{}, row...))
+		if row != nil {
+			out = append(out, append([]any{}, row...))
+		}
 		return nil
 	})
 	return out, cols, err
@@ -135,6 +137,9 @@ func each(c *sqlite3.Conn, query string, args []any, sc *stepCtx, visit func([]s
 	for i := range cols {
 		cols[i] = s.ColumnName(i)
 	}
+	if err := visit(cols, nil); err != nil {
+		return cols, err
+	}
 	row := make([]any, len(cols))
 	for {
 		refund()
@@ -163,7 +168,7 @@ func each(c *sqlite3.Conn, query string, args []any, sc *stepCtx, visit func([]s
 
 var (
 	errMultiple = errors.New("more than one statement")
-	errWrites   = errors.New("a statement that writes")
+	errWrites   = errors.New("a statement that writes (VACUUM, REINDEX...)")
 )
 
 // blank reports whether tail holds no statement: only white space,
@@ -206,7 +211,7 @@ func runGuarded(ctx context.Context, dc any, p *policy, query string, args []any
 	sc.counted.Store(true)
 	size := sizer{max: lim.MaxBytes}
 	_, err = each(c, query, args, sc, func(cols []string, row []any) error {
-		if err := size.add(row); err != nil {
+		if err := size.add(row); err != nil { // nil row (the columns): 0 bytes
 			return err
 		}
 		return visit(cols, row)

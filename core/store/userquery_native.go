@@ -93,12 +93,15 @@ func runGuarded(ctx context.Context, dc any, p *policy, query string, args []any
 		case errors.Is(err, sqlite.ErrMultipleStatements):
 			return notAllowed("more than one statement")
 		case errors.Is(err, sqlite.ErrNotReadOnly):
-			return notAllowed("a statement that writes")
+			return notAllowed("a statement that writes (VACUUM, REINDEX...)")
 		}
 		return finish(ctx, err, p, false, false, lim)
 	}
 	defer rows.Close()
 	cols := rows.Columns()
+	if err := visit(cols, nil); err != nil {
+		return err
+	}
 	row := make([]driver.Value, len(cols))
 	out := make([]any, len(cols))
 	size := sizer{max: lim.MaxBytes}

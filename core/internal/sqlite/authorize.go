@@ -25,4 +25,3 @@ func goString(p *C.char) string {
 	}
 	return C.GoString(p)
 }
-

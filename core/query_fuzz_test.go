@@ -1,3 +1,8 @@
+//go:build !js
+
+// Native only: it checks the database file and the host directories,
+// which the WebAssembly build (databases in memory) does not have.
+
 package core_test
 
 import (

@@ -2,9 +2,9 @@ package rpc
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/agentfs-go/agentfs/core"
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
@@ -20,6 +20,10 @@ type Service struct {
 	// Agents is the HTTP server's directory of agents (ListAgents,
 	// CreateAgent); nil on stdio, where the session's agent is the only one.
 	Agents *AgentDir
+	// QueryLimits bound each Query: the step budget (default
+	// core.DefaultQuerySteps) and the result's size (default
+	// core.DefaultQueryMaxBytes: the result is held in memory).
+	QueryLimits core.QueryLimits
 }
 
 // Info describes the session's agent.
@@ -88,8 +92,9 @@ func (s *Service) RestoreSnapshot(ctx context.Context, r *v1.RestoreSnapshotRequ
 	return &v1.RestoreSnapshotResponse{}, sess.Agent.RestoreSnapshot(ctx, r.Name)
 }
 
-// Query runs one statement with writes refused (query_only), inside a
-// savepoint that is rolled back, so nothing a statement does can stay.
+// Query runs one read-only statement (core.Agent.Query) on a connection
+// of its own: the session's context stops it (a client that went away),
+// and the whole result, held in memory, is bounded by QueryLimits.
 func (s *Service) Query(ctx context.Context, r *v1.QueryRequest) (*v1.QueryResponse, error) {
 	sess, err := sessionFrom(ctx)
 	if err != nil {
@@ -99,53 +104,51 @@ func (s *Service) Query(ctx context.Context, r *v1.QueryRequest) (*v1.QueryRespo
 	for i, p := range r.Params {
 		args[i] = valueArg(p)
 	}
+	lim := s.QueryLimits
+	if lim.MaxBytes == 0 {
+		lim.MaxBytes = core.DefaultQueryMaxBytes
+	}
 	out := &v1.QueryResponse{}
-	err = sess.Agent.DB.Do(ctx, func(c *store.Conn) error {
-		out.Rows, out.Columns = nil, nil
-		if _, err := c.Exec("PRAGMA query_only = 1"); err != nil {
-			return err
+	err = sess.Agent.Query(ctx, r.Sql, args, lim, func(cols []string, row []any) error {
+		if row == nil {
+			out.Columns = cols
+			return nil
 		}
-		defer func() {
-			if !sess.ReadOnly {
-				c.Exec("PRAGMA query_only = 0")
-			}
-		}()
-		if _, err := c.Exec("SAVEPOINT agentfs_query"); err != nil {
-			return err
+		pr := &v1.Row{Values: make([]*v1.Value, len(row))}
+		for i, v := range row {
+			pr.Values[i] = valueProto(v)
 		}
-		defer func() {
-			c.Exec("ROLLBACK TO agentfs_query")
-			c.Exec("RELEASE agentfs_query")
-		}()
-		rows, err := c.Query(r.Sql, args...)
-		if err != nil {
-			return errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "query: %v", err)
-		}
-		defer rows.Close()
-		if out.Columns, err = rows.Columns(); err != nil {
-			return err
-		}
-		for rows.Next() {
-			vals := make([]any, len(out.Columns))
-			ptrs := make([]any, len(vals))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				return err
-			}
-			row := &v1.Row{Values: make([]*v1.Value, len(vals))}
-			for i, v := range vals {
-				row.Values[i] = valueProto(v)
-			}
-			out.Rows = append(out.Rows, row)
-		}
-		return rows.Err()
+		out.Rows = append(out.Rows, pr)
+		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, queryError(err)
 	}
 	return out, nil
+}
+
+// queryError gives a failed query its class: a refused statement is
+// PERMISSION_DENIED, an invalid one INVALID_ARGUMENT, a result or step
+// budget exceeded RESOURCE_EXHAUSTED, a cancelled one CANCELED.
+func queryError(err error) error {
+	var kind v1.ErrorKind
+	switch {
+	case errors.Is(err, core.ErrQueryNotAllowed):
+		kind = v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED
+	case errors.Is(err, core.ErrQueryInvalid):
+		kind = v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT
+	case errors.Is(err, core.ErrQueryTooLarge):
+		kind = v1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED
+	case errors.Is(err, core.ErrQueryStopped):
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			kind = v1.ErrorKind_ERROR_KIND_CANCELED
+		} else {
+			kind = v1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED
+		}
+	default:
+		return err
+	}
+	return errorf(kind, "%s", err.Error())
 }
 
 func valueArg(v *v1.Value) any {
@@ -181,9 +184,6 @@ func valueProto(v any) *v1.Value {
 			i = 1
 		}
 		return &v1.Value{Kind: &v1.Value_Integer{Integer: i}}
-	case time.Time:
-		// The driver turns date-like TEXT into time.Time: give the text back.
-		return &v1.Value{Kind: &v1.Value_Text{Text: x.Format("2006-01-02 15:04:05")}}
 	default:
 		return &v1.Value{Kind: &v1.Value_Null{Null: true}}
 	}

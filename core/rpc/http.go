@@ -162,6 +162,8 @@ type HTTPOptions struct {
 	MaxRequestBytes int64
 	// AccessLog receives one line per request (no secrets); nil: none.
 	AccessLog *log.Logger
+	// QueryLimits bound AgentService.Query (see Service.QueryLimits).
+	QueryLimits core.QueryLimits
 }
 
 // NewHTTPHandler serves every service over Connect, gRPC and gRPC-Web for
@@ -170,7 +172,7 @@ func NewHTTPHandler(dir *AgentDir, o HTTPOptions) http.Handler {
 	if o.MaxRequestBytes == 0 {
 		o.MaxRequestBytes = 256 << 20
 	}
-	svc := &Service{Version: o.Version, Agents: dir}
+	svc := &Service{Version: o.Version, Agents: dir, QueryLimits: o.QueryLimits}
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(&agentInterceptor{dir: dir}),
 		connect.WithReadMaxBytes(int(o.MaxRequestBytes)),

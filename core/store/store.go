@@ -62,6 +62,14 @@ type DB struct {
 	groupLost atomic.Bool // group.lostErr != nil, readable without mu
 
 	ckpt *checkpointer // background checkpoints (checkpoint.go); nil when off
+
+	// User queries (userquery.go): a pool of guarded read-only
+	// connections, opened at the first query, and their authorizers.
+	dsn     string
+	qmu     sync.Mutex
+	qpool   *sql.DB
+	qguards map[any]*policy
+	qclosed bool
 }
 
 // Open opens (creating if needed) the database file at path.
@@ -90,6 +98,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("open %s: %w", path, err)
 		}
 	}
+	db.dsn = dsn // user-query connections open the same file, the same way
 	conn := db.primary
 	if opts.PageSize != 0 && !opts.ReadOnly {
 		// Only effective while the file is empty; must precede WAL mode.
@@ -218,6 +227,7 @@ func (db *DB) pragmas() []string {
 type connector struct {
 	base    driver.Connector
 	pragmas []string
+	setup   func(driver.Conn) error // after the pragmas; nil: none
 }
 
 func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -234,6 +244,12 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 		if _, err := ex.ExecContext(ctx, p, nil); err != nil && !strings.Contains(err.Error(), "returned rows") {
 			conn.Close()
 			return nil, classify(fmt.Errorf("%s: %w", p, err))
+		}
+	}
+	if c.setup != nil {
+		if err := c.setup(conn); err != nil {
+			conn.Close()
+			return nil, err
 		}
 	}
 	return conn, nil
@@ -254,6 +270,7 @@ func (db *DB) Close() error {
 	errs = append(errs, db.takeLostErr())
 	db.setGroupCommit(0)
 	db.stopCheckpointer()
+	errs = append(errs, db.closeQueryPool())
 	if db.primary != nil {
 		if !db.opts.ReadOnly {
 			var a, b, c int64

@@ -3,186 +3,170 @@ package cmd
 import (
 	"bufio"
 	"bytes"
-	"database/sql"
+	"context"
 	"encoding/base64"
 	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentfs-go/agentfs/core"
-	"github.com/agentfs-go/agentfs/core/store"
 )
 
 func init() { register(newQueryCmd) }
 
 func newQueryCmd() *cobra.Command {
 	var format string
+	var steps int64
 	c := &cobra.Command{
 		Use:   "query ID_OR_PATH SQL",
 		Short: "Run a read-only SQL query on an agent database",
-		Long: `Run one read-only SQL statement on the database and print its rows.
-The database is opened for queries only (PRAGMA query_only) and the
-statement is rolled back after it ran, so nothing changes.
+		Long: `Run one SQL statement that reads the agent's database and print its rows.
+The statement may read the database's tables and views (fs_inode,
+fs_dentry, kv_store, tool_calls...) with SQLite's functions (json_*,
+date and math functions, aggregates, window functions), recursive CTEs
+and the PRAGMAs that describe the schema (table_info, index_list...).
+Anything else is refused: writes, ATTACH, CREATE TEMP, transactions,
+PRAGMAs that change settings, and functions that reach the host
+(readfile, writefile, load_extension).
+A statement stops after --max-steps steps of SQLite's virtual machine
+(an endless recursive CTE, say) or at Ctrl-C.
 Formats: table (NULL shown as NULL), csv (NULL as an empty field), json
 (an array of objects). Blobs print as hex in table and csv, base64 in
-json. Text that reads as a date or time comes back from the driver as a
-time and prints as "YYYY-MM-DD HH:MM:SS[.fraction]".
+json. Text prints exactly as stored (a date stays the text it was).
 
   agentfs query my-agent "SELECT name, status FROM tool_calls"
-  agentfs query my-agent "SELECT key, value FROM kv_store" --format json`,
+  agentfs query my-agent "SELECT key, value FROM kv_store" --format json
+  agentfs query my-agent "PRAGMA table_info(fs_inode)"`,
 		Args:              usageArgs(cobra.ExactArgs(2)),
 		ValidArgsFunction: completeAgentFirst,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "table" && format != "json" && format != "csv" {
 				return usageError(cmd, "--format must be table, json or csv, not %q", format)
 			}
-			q := args[1]
+			if steps <= 0 {
+				return usageError(cmd, "--max-steps must be positive, not %d", steps)
+			}
 			return withAgent(cmd, args[0], core.Options{ReadOnly: true}, func(a *core.Agent) error {
-				return a.DB.Do(cmd.Context(), func(c *store.Conn) error {
-					// query_only refuses writes; rolling back to a savepoint
-					// also undoes anything that got past it.
-					if _, err := c.Exec("SAVEPOINT agentfs_query"); err != nil {
-						return err
-					}
-					defer func() {
-						c.Exec("ROLLBACK TO agentfs_query")
-						c.Exec("RELEASE agentfs_query")
-					}()
-					rows, err := c.Query(q)
-					if err != nil {
-						return queryError(err)
-					}
-					defer rows.Close()
-					return queryError(printRows(cmd.OutOrStdout(), rows, format))
-				})
+				p := &rowPrinter{w: bufio.NewWriter(cmd.OutOrStdout()), format: format}
+				err := a.Query(cmd.Context(), args[1], nil, core.QueryLimits{Steps: steps}, p.visit)
+				if err == nil {
+					err = p.finish()
+				}
+				return queryError(err)
 			})
 		},
 	}
 	c.Flags().StringVar(&format, "format", "table", "output format: table, json or csv")
+	c.Flags().Int64Var(&steps, "max-steps", core.DefaultQuerySteps, "stop the statement after this many steps of SQLite's virtual machine")
 	c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"table", "json", "csv"}, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
-// queryError explains the refusal of a write statement.
+// queryError adds what to do next to a refused or stopped query.
 func queryError(err error) error {
-	if err == nil {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, core.ErrQueryNotAllowed):
+		return userError{msg: err.Error(), hint: "query runs one SELECT (or a PRAGMA that describes the schema) on this agent's database; change data with agentfs fs, kv or tools"}
+	case errors.Is(err, core.ErrQueryStopped) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
+		return userError{msg: err.Error(), hint: "narrow the query (WHERE, LIMIT) or raise --max-steps"}
+	case errors.Is(err, core.ErrQueryInvalid):
+		return userError{msg: err.Error(), hint: "list the tables with: agentfs query ID \"SELECT name FROM sqlite_schema\""}
+	}
+	return err
+}
+
+// rowPrinter prints the rows of a query as they come.
+type rowPrinter struct {
+	w      *bufio.Writer
+	format string
+	cols   []string
+	tw     *tableWriter
+	cw     *csv.Writer
+	n      int
+}
+
+// visit is the query's visitor: the columns first (row nil), then rows.
+func (p *rowPrinter) visit(cols []string, row []any) error {
+	if row == nil {
+		p.cols = cols
+		switch p.format {
+		case "table":
+			p.tw = newTableWriter(p.w)
+			fmt.Fprintln(p.tw, strings.Join(escapeCells(cols), "\t"))
+		case "csv":
+			p.cw = csv.NewWriter(p.w)
+			return p.cw.Write(cols)
+		case "json":
+			p.w.WriteString("[")
+		}
 		return nil
 	}
-	s := err.Error()
-	if strings.Contains(s, "readonly database") || strings.Contains(s, "read-only") || strings.Contains(s, "query_only") {
-		return userError{
-			msg:  "query is read-only: the statement would change the database (" + lastLine(s) + ")",
-			hint: "change data with agentfs fs, kv or tools; query runs SELECT and other reads only",
-		}
-	}
-	return fmt.Errorf("query: %s", lastLine(s))
-}
-
-// lastLine keeps the SQLite message of a driver error, which reads
-// "failed to ...\nerror code = 1: ...: SQLite failure: `message`".
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	const mark = "SQLite failure: `"
-	if i := strings.Index(s, mark); i >= 0 && strings.HasSuffix(s, "`") {
-		return s[i+len(mark) : len(s)-1]
-	}
-	return s
-}
-
-func printRows(w io.Writer, rows *sql.Rows, format string) error {
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	bw := bufio.NewWriter(w)
-	var tw *tableWriter
-	var cw *csv.Writer
-	switch format {
+	switch p.format {
 	case "table":
-		tw = newTableWriter(bw)
-		fmt.Fprintln(tw, strings.Join(escapeCells(cols), "\t"))
+		cells := make([]string, len(row))
+		for i, v := range row {
+			cells[i] = cellText(v, "NULL")
+		}
+		fmt.Fprintln(p.tw, strings.Join(escapeCells(cells), "\t"))
 	case "csv":
-		cw = csv.NewWriter(bw)
-		if err := cw.Write(cols); err != nil {
+		cells := make([]string, len(row))
+		for i, v := range row {
+			cells[i] = cellText(v, "")
+		}
+		if err := p.cw.Write(cells); err != nil {
 			return err
 		}
 	case "json":
-		bw.WriteString("[")
-	}
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return err
+		if p.n > 0 {
+			p.w.WriteString(",")
 		}
-		switch format {
-		case "table":
-			cells := make([]string, len(vals))
-			for i, v := range vals {
-				cells[i] = cellText(v, "NULL")
+		p.w.WriteString("\n  {")
+		for i, v := range row {
+			if i > 0 {
+				p.w.WriteString(", ")
 			}
-			fmt.Fprintln(tw, strings.Join(escapeCells(cells), "\t"))
-		case "csv":
-			cells := make([]string, len(vals))
-			for i, v := range vals {
-				cells[i] = cellText(v, "")
-			}
-			if err := cw.Write(cells); err != nil {
+			k, _ := marshalJSON(p.cols[i])
+			p.w.Write(k)
+			p.w.WriteString(": ")
+			p.w.Write(cellJSON(v))
+		}
+		p.w.WriteString("}")
+	}
+	p.n++
+	return nil
+}
+
+func (p *rowPrinter) finish() error {
+	switch p.format {
+	case "table":
+		if p.tw != nil {
+			if err := p.tw.Flush(); err != nil {
 				return err
 			}
-		case "json":
-			if n > 0 {
-				bw.WriteString(",")
-			}
-			bw.WriteString("\n  {")
-			for i, v := range vals {
-				if i > 0 {
-					bw.WriteString(", ")
-				}
-				k, _ := marshalJSON(cols[i])
-				bw.Write(k)
-				bw.WriteString(": ")
-				bw.Write(cellJSON(v))
-			}
-			bw.WriteString("}")
-		}
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	switch format {
-	case "table":
-		if err := tw.Flush(); err != nil {
-			return err
 		}
 	case "csv":
-		cw.Flush()
-		if err := cw.Error(); err != nil {
-			return err
+		if p.cw != nil {
+			p.cw.Flush()
+			if err := p.cw.Error(); err != nil {
+				return err
+			}
 		}
 	case "json":
-		if n > 0 {
-			bw.WriteString("\n")
+		if p.n > 0 {
+			p.w.WriteString("\n")
 		}
-		bw.WriteString("]\n")
+		p.w.WriteString("]\n")
 	}
-	return bw.Flush()
+	return p.w.Flush()
 }
 
 // escapeCells keeps each table cell on one line and in its column.
@@ -193,16 +177,6 @@ func escapeCells(cells []string) []string {
 		out[i] = r.Replace(c)
 	}
 	return out
-}
-
-// sqliteTime prints a time the driver parsed from text in SQLite's own
-// format, which is how such text is usually written.
-func sqliteTime(t time.Time) string {
-	s := t.Format("2006-01-02 15:04:05.999999999")
-	if t.Location() != time.UTC {
-		s += t.Format("-07:00")
-	}
-	return s
 }
 
 func cellText(v any, null string) string {
@@ -217,8 +191,6 @@ func cellText(v any, null string) string {
 		return strconv.FormatInt(v, 10)
 	case float64:
 		return strconv.FormatFloat(v, 'g', -1, 64)
-	case time.Time:
-		return sqliteTime(v)
 	}
 	return fmt.Sprint(v)
 }
@@ -228,8 +200,6 @@ func cellJSON(v any) []byte {
 	switch v := v.(type) {
 	case []byte:
 		x = base64.StdEncoding.EncodeToString(v)
-	case time.Time:
-		x = sqliteTime(v)
 	case float64:
 		if math.IsInf(v, 0) || math.IsNaN(v) {
 			x = strconv.FormatFloat(v, 'g', -1, 64)

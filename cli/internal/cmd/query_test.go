@@ -2,6 +2,9 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -45,22 +48,53 @@ func TestQueryFormats(t *testing.T) {
 func TestQueryIsReadOnly(t *testing.T) {
 	newAgent(t)
 	mustRun(t, "kv", "t", "set", "keep", "1")
-	for _, sql := range []string{
-		"DELETE FROM kv_store",
-		"INSERT INTO kv_store (key, value, created_at, updated_at) VALUES ('x', '1', 0, 0) RETURNING key",
-		"CREATE TABLE t (x)",
-		"DROP TABLE kv_store",
+	for _, c := range []struct{ sql, what string }{
+		{"DELETE FROM kv_store", "DELETE kv_store"},
+		{"INSERT INTO kv_store (key, value, created_at, updated_at) VALUES ('x', '1', 0, 0) RETURNING key", "INSERT kv_store"},
+		{"CREATE TABLE t (x)", "a schema change"},
+		{"DROP TABLE kv_store", "a schema change"},
+		{"PRAGMA query_only = 0", "PRAGMA query_only = 0"},
 	} {
-		wantFail(t, 1, []string{"query", "t", sql}, "query is read-only", "Try:")
+		wantFail(t, 1, []string{"query", "t", c.sql}, "query: not allowed: "+c.what, "(query reads this agent's database only)", "Try: query runs one SELECT")
 	}
-	// Turning query_only off does not help: the statement runs in a
-	// transaction that is rolled back.
-	mustRun(t, "query", "t", "PRAGMA query_only = 0")
-	run(t, "", "query", "t", "PRAGMA query_only = 0; DELETE FROM kv_store")
 	checkOut(t, "data after refused writes", mustRun(t, "kv", "t", "ls"), "keep\t1\n")
 
-	wantFail(t, 1, []string{"query", "t", "SELEC 1"}, `query: near "SELEC": syntax error`)
+	wantFail(t, 1, []string{"query", "t", "SELEC 1"}, `query: near "SELEC": syntax error`, "Try: list the tables")
 	wantFail(t, 2, []string{"query", "t", "SELECT 1", "--format", "xml"}, "--format must be table, json or csv")
+	wantFail(t, 2, []string{"query", "t", "SELECT 1", "--max-steps", "0"}, "--max-steps must be positive")
 	wantFail(t, 2, []string{"query", "t"}, "accepts 2 arg(s)")
 	wantFail(t, 2, []string{"query", "t", "SELECT 1", "--bogus"}, "unknown flag: --bogus")
+}
+
+// The attack that found the hole: SQLite's file functions wrote and read
+// host files from agentfs query. Relative paths would land in the
+// working directory, absolute ones anywhere.
+func TestAttack_SQL_CLIHostFiles(t *testing.T) {
+	newAgent(t)
+	dir := t.TempDir()
+	for _, c := range []struct{ sql, what string }{
+		{"select writefile('pwned', 'pwned')", "function writefile()"},
+		{"select writefile('" + filepath.Join(dir, "pwned") + "', 'pwned')", "function writefile()"},
+		{"select readfile('/etc/passwd')", "function readfile()"},
+		{"select name from fsdir('" + dir + "')", "reading fsdir"},
+		{"select load_extension('" + filepath.Join(dir, "x.so") + "')", "function load_extension()"},
+		{"attach '" + filepath.Join(dir, "other.db") + "' as o", "ATTACH"},
+		{"select 1; attach 'x.db' as x", "more than one statement"},
+	} {
+		wantFail(t, 1, []string{"query", "t", c.sql}, "query: not allowed: "+c.what)
+	}
+	for _, p := range []string{"pwned", filepath.Join(dir, "pwned"), filepath.Join(dir, "other.db"), "x.db"} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists after refused queries (%v)", p, err)
+		}
+	}
+	checkOut(t, "databases", mustRun(t, "query", "t", "SELECT name FROM pragma_database_list"), lines("name", "main"))
+}
+
+// An endless recursive CTE stops on --max-steps with a hint.
+func TestAttack_SQL_CLIEndlessCTE(t *testing.T) {
+	newAgent(t)
+	wantFail(t, 1, []string{"query", "t", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c", "--max-steps", "100000"},
+		"query: stopped: step budget of 100000 steps", "Try: narrow the query")
+	checkOut(t, "after", mustRun(t, "query", "t", "SELECT 1 AS one"), lines("one", "1"))
 }

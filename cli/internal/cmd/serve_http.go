@@ -23,7 +23,7 @@ func init() { registerServe(newServeHTTPCmd) }
 
 func newServeHTTPCmd() *cobra.Command {
 	var listen, data, tokenFile string
-	var maxBytes int64
+	var maxBytes, querySteps, queryBytes int64
 	var quiet bool
 	c := &cobra.Command{
 		Use:   "http",
@@ -57,6 +57,9 @@ The token never appears in logs.
 					return usageError(cmd, "--token-file %s is empty", tokenFile)
 				}
 			}
+			if querySteps <= 0 || queryBytes <= 0 {
+				return usageError(cmd, "--query-max-steps and --query-max-bytes must be positive")
+			}
 			if _, _, err := net.SplitHostPort(listen); err != nil {
 				return usageError(cmd, "bad --listen address %q: %v (want HOST:PORT, e.g. 127.0.0.1:7777)", listen, err)
 			}
@@ -89,7 +92,8 @@ The token never appears in logs.
 			if !quiet {
 				access = log.New(w, "agentfs: ", log.LstdFlags)
 			}
-			h := rpc.NewHTTPHandler(dir, rpc.HTTPOptions{Version: Version, Token: token, MaxRequestBytes: maxBytes, AccessLog: access})
+			h := rpc.NewHTTPHandler(dir, rpc.HTTPOptions{Version: Version, Token: token, MaxRequestBytes: maxBytes, AccessLog: access,
+				QueryLimits: core.QueryLimits{Steps: querySteps, MaxBytes: queryBytes}})
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 			srv.Protocols = new(http.Protocols)
 			srv.Protocols.SetHTTP1(true)
@@ -122,6 +126,8 @@ The token never appears in logs.
 	c.Flags().StringVar(&data, "data", core.DefaultDir, "directory of the agent databases (ID.db)")
 	c.Flags().StringVar(&tokenFile, "token-file", "", "file holding the bearer token (default: $AGENTFS_TOKEN)")
 	c.Flags().Int64Var(&maxBytes, "max-request-bytes", 256<<20, "largest request body accepted")
+	c.Flags().Int64Var(&querySteps, "query-max-steps", core.DefaultQuerySteps, "AgentService.Query: stop a statement after this many steps of SQLite's virtual machine")
+	c.Flags().Int64Var(&queryBytes, "query-max-bytes", core.DefaultQueryMaxBytes, "AgentService.Query: largest result (text and blob bytes, plus 8 per value)")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no access log")
 	return c
 }

@@ -52,6 +52,7 @@ const char *sqlite3_errstr(int rc);
 int sqlite3_extended_errcode(sqlite3 *db);
 sqlite3_int64 sqlite3_last_insert_rowid(sqlite3 *db);
 int sqlite3_changes(sqlite3 *db);
+int sqlite3_stmt_readonly(sqlite3_stmt *s);
 
 // Bindings whose destructor argument is one of SQLite's two special
 // values, which Go cannot spell. The memory is passed as an integer: the
@@ -214,6 +215,7 @@ func open(name string) (*conn, error) {
 type conn struct {
 	db    *C.sqlite3
 	cache map[string]*stmt // idle prepared statements by SQL text
+	guard *guard           // set by Guard (guard.go)
 }
 
 func (c *conn) Close() error {
@@ -226,6 +228,10 @@ func (c *conn) Close() error {
 	}
 	rc := C.sqlite3_close_v2(c.db)
 	c.db = nil
+	if c.guard != nil {
+		c.guard.free() // the connection, which used it, is gone
+		c.guard = nil
+	}
 	if rc != sqliteOK {
 		return &Error{Code: int(rc), Msg: C.GoString(C.sqlite3_errstr(rc))}
 	}
@@ -332,9 +338,14 @@ func (c *conn) take(query string) (*stmt, error) {
 	if s == nil {
 		return nil, errors.New("sqlite: empty statement")
 	}
-	if rest := C.GoString(tail); strings.Trim(rest, "; \t\r\n") != "" {
+	if !c.blank(tail) {
 		C.sqlite3_finalize(s)
-		return nil, fmt.Errorf("sqlite: one statement at a time, with arguments (%q follows)", C.GoString(tail))
+		return nil, fmt.Errorf("%w, with arguments (%q follows)", ErrMultipleStatements, C.GoString(tail))
+	}
+	if c.guard != nil && C.sqlite3_stmt_readonly(s) == 0 {
+		// What the authorizer has no action code for (REINDEX, ...).
+		C.sqlite3_finalize(s)
+		return nil, ErrNotReadOnly
 	}
 	st := &stmt{s: s, query: query, ncol: int(C.sqlite3_column_count(s)), nparam: int(C.sqlite3_bind_parameter_count(s))}
 	if st.ncol > 0 {
@@ -347,14 +358,47 @@ func (c *conn) take(query string) (*stmt, error) {
 	return st, nil
 }
 
+// ErrMultipleStatements: a query held more than one statement, where one
+// runs at a time (only the first would have been prepared).
+var ErrMultipleStatements = errors.New("sqlite: one statement at a time")
+
+// ErrNotReadOnly: a guarded connection refused a statement that SQLite
+// says may write (sqlite3_stmt_readonly).
+var ErrNotReadOnly = errors.New("sqlite: statement may write the database")
+
+// blank reports whether the SQL text at p holds no statement: only
+// semicolons, white space and comments, as SQLite's own tokenizer reads
+// them (preparing text without a statement yields no statement and runs
+// nothing, not even the authorizer).
+func (c *conn) blank(p *C.char) bool {
+	for *p != 0 {
+		if rest := C.GoString(p); strings.Trim(rest, "; \t\r\n") == "" {
+			return true
+		}
+		var s *C.sqlite3_stmt
+		var tail *C.char
+		rc := C.sqlite3_prepare_v2(c.db, p, -1, &s, &tail)
+		if s != nil {
+			C.sqlite3_finalize(s)
+		}
+		if rc != sqliteOK || s != nil || tail == p {
+			return false
+		}
+		p = tail
+	}
+	return true
+}
+
 // release resets s and puts it back in the cache (or finalizes it).
 func (c *conn) release(s *stmt) {
 	if s.s != nil {
 		C.sqlite3_reset(s.s)
 		C.sqlite3_clear_bindings(s.s)
 	}
-	s.pin.Unpin()                     // SQLite no longer points into the bound blobs
-	if c.cache == nil || s.s == nil { // the connection closed meanwhile
+	s.pin.Unpin() // SQLite no longer points into the bound blobs
+	// A guarded connection prepares every statement anew, so each one
+	// passes its authorizer as things are now.
+	if c.cache == nil || s.s == nil || c.guard != nil {
 		s.finalize()
 		return
 	}

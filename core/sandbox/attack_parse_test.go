@@ -1,10 +1,14 @@
 package sandbox_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentfs-go/agentfs/core/sandbox"
+	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
 // An attack found "echo x | sed 'w /nodir/f'" panicking inside sed (a nil
@@ -48,5 +52,69 @@ func TestAttack_Parse_SedWriteThroughSandbox(t *testing.T) {
 	res = run(t, sb, `echo x | sed 'w /dev/stderr'`)
 	if res.ExitCode != 0 || res.Stdout != "x\n" || res.Stderr != "x\n" {
 		t.Errorf("w /dev/stderr: exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+}
+
+// tarOf builds an archive of (name, type, link target, content) members.
+func tarOf(t *testing.T, members ...[4]string) []byte {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, m := range members {
+		h := &tar.Header{Name: m[0], Typeflag: m[1][0], Linkname: m[2], Mode: 0o644, ModTime: time.Unix(1700000000, 0)}
+		if h.Typeflag == tar.TypeReg {
+			h.Size = int64(len(m[3]))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write([]byte(m[3]))
+	}
+	tw.Close()
+	return b.Bytes()
+}
+
+// An archive that plants a symbolic link and then writes a member
+// through it ("l -> /data", then "l/x") would write outside the
+// directory it is extracted in; as GNU tar, the links are created last,
+// so the member lands in a real directory and the link, whose name is
+// then taken, is not created (exit 2). A member written over a link (symbolic or hard) replaces it
+// instead of writing through it.
+func TestAttack_Parse_TarLinkPlanting(t *testing.T) {
+	a, sb := newSandbox(t, sandbox.Options{})
+	reg, sym, hard := string(tar.TypeReg), string(tar.TypeSymlink), string(tar.TypeLink)
+	cases := []struct {
+		name    string
+		archive []byte
+		check   string // a file of /data/out whose content is checked
+		want    string
+	}{
+		{"symlink then member below it", tarOf(t, [4]string{"l", sym, "/data", ""}, [4]string{"l/planted.txt", reg, "", "x"}), "l/planted.txt", "x"},
+		{"relative symlink up", tarOf(t, [4]string{"up", sym, "../../data", ""}, [4]string{"up/a.txt", reg, "", "pwned"}), "up/a.txt", "pwned"},
+		{"symlink then member of its name", tarOf(t, [4]string{"f", sym, "/data/a.txt", ""}, [4]string{"f", reg, "", "pwned"}), "f", "pwned"},
+		{"hard link then member of its name", tarOf(t, [4]string{"a.txt", reg, "", "inside"}, [4]string{"h", hard, "a.txt", ""}, [4]string{"h", reg, "", "new"}), "a.txt", "inside"},
+	}
+	for _, c := range cases {
+		if err := a.FS.WriteFile("/data/in.tar", c.archive, vfs.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		res := run(t, sb, "rm -rf /data/out && mkdir /data/out && tar -xf in.tar -C out")
+		if strings.Contains(res.Stderr, "internal error") {
+			t.Fatalf("%s: %s", c.name, res.Stderr)
+		}
+		if data, _ := a.FS.ReadFile("/data/a.txt"); string(data) != "apple\nbanana\ncherry\napple\n" {
+			t.Errorf("%s: /data/a.txt became %q", c.name, data)
+		}
+		if _, err := a.FS.Lstat("/data/planted.txt"); err == nil {
+			t.Errorf("%s: /data/planted.txt was created", c.name)
+		}
+		got := ""
+		if target, err := a.FS.Readlink("/data/out/" + c.check); err == nil {
+			got = "->" + target
+		} else if data, err := a.FS.ReadFile("/data/out/" + c.check); err == nil {
+			got = string(data)
+		}
+		if got != c.want {
+			t.Errorf("%s: out/%s is %q, want %q (exit %d, stderr %q)", c.name, c.check, got, c.want, res.ExitCode, res.Stderr)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
@@ -212,6 +213,22 @@ func runTar(c *Cmd) int {
 		want[strings.TrimSuffix(f, "/")] = true
 	}
 	status := 0
+	// Symbolic links are created after every other member, as GNU tar
+	// does for the dangerous ones: a member may then never be written
+	// through a link the same archive planted ("l -> /etc", then
+	// "l/passwd"), whatever the order of the members.
+	type delayedLink struct {
+		name, target, linkname string
+		mtime                  time.Time
+	}
+	var delayed []delayedLink
+	dropDelayed := func(target string) {
+		for i := range delayed {
+			if delayed[i].target == target {
+				delayed[i].target = "" // a later member of that name wins
+			}
+		}
+	}
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -263,12 +280,17 @@ func runTar(c *Cmd) int {
 			}
 			continue
 		}
+		if h.Typeflag == tar.TypeSymlink {
+			dropDelayed(target)
+			delayed = append(delayed, delayedLink{h.Name, target, h.Linkname, h.ModTime})
+			continue
+		}
+		if h.Typeflag == tar.TypeDir || h.Typeflag == tar.TypeLink || h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeRegA {
+			dropDelayed(target)
+		}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			err = c.FS.MkdirAll(target, uint32(h.Mode)&0o7777|0o700)
-		case tar.TypeSymlink:
-			c.FS.Unlink(target)
-			err = c.FS.Symlink(h.Linkname, target)
 		case tar.TypeLink:
 			c.FS.Unlink(target)
 			err = c.FS.Link(joinPath(dir, strings.TrimPrefix(path.Clean("/"+h.Linkname), "/")), target)
@@ -277,8 +299,15 @@ func runTar(c *Cmd) int {
 			content, err = io.ReadAll(tr)
 			if err == nil {
 				c.FS.MkdirAll(dirName(target), 0o755)
+				// An existing file is replaced, not written through: it may
+				// be a symbolic link or a hard link (another member's, or
+				// the directory's own) to a file elsewhere. GNU tar
+				// unlinks it the same way.
+				if st, lerr := c.FS.Lstat(target); lerr == nil && !st.IsDir() {
+					c.FS.Unlink(target)
+				}
 				var f File
-				f, err = c.FS.Open(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, uint32(h.Mode)&0o7777)
+				f, err = c.FS.Open(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, uint32(h.Mode)&0o7777)
 				if err == nil {
 					_, err = f.Write(content)
 					f.Close()
@@ -295,6 +324,21 @@ func runTar(c *Cmd) int {
 		}
 		mt := h.ModTime
 		c.FS.Utimens(target, &mt, &mt, false)
+	}
+	for _, l := range delayed {
+		if l.target == "" {
+			continue
+		}
+		if st, err := c.FS.Lstat(l.target); err == nil && !st.IsDir() {
+			c.FS.Unlink(l.target)
+		}
+		c.FS.MkdirAll(dirName(l.target), 0o755)
+		if err := c.FS.Symlink(l.linkname, l.target); err != nil {
+			c.Errorf("%s: Cannot create symlink to %s: %s", l.name, q(l.linkname), ErrText(err))
+			status = 2
+			continue
+		}
+		c.FS.Utimens(l.target, &l.mtime, &l.mtime, false)
 	}
 	return status
 }

@@ -39,7 +39,7 @@ func frameSeeds(t testing.TB) [][]byte {
 		nil,
 		{0, 0, 0},
 		{0, 0, 0, 0},
-		{0x40, 0, 0, 0, 1, 2, 3},         // 1 GiB claimed, 3 bytes sent
+		{0x40, 0, 0, 0, 1, 2, 3},          // 1 GiB claimed, 3 bytes sent
 		{0xff, 0xff, 0xff, 0xff, 1, 2, 3}, // beyond MaxFrame
 		{0, 0, 0, 5, 0xff, 0xff, 0xff, 0xff, 0xff},
 		hello,

@@ -3,11 +3,13 @@ package sandbox_test
 import (
 	"archive/tar"
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentfs-go/agentfs/core/sandbox"
+	"github.com/agentfs-go/agentfs/core/sandbox/commands"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
@@ -115,6 +117,33 @@ func TestAttack_Parse_TarLinkPlanting(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s: out/%s is %q, want %q (exit %d, stderr %q)", c.name, c.check, got, c.want, res.ExitCode, res.Stderr)
+		}
+	}
+}
+
+// A panic inside a utility (a bug of ours or of goawk, gojq...) ends
+// that command with status 2 and "internal error in NAME"; the rest of
+// the pipeline and of the script go on, and the session stays usable.
+func TestAttack_Parse_PanicContained(t *testing.T) {
+	reg := commands.Default.Clone()
+	reg.Register(commands.Command{Name: "boom", Run: func(c *commands.Cmd) int {
+		io.Copy(io.Discard, c.Stdin)
+		var m map[string]int
+		m["x"] = 1 // assignment to a nil map
+		return 0
+	}})
+	_, sb := newSandbox(t, sandbox.Options{Registry: reg})
+	sess, err := sb.NewSession("/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		res, err := sess.Exec(ctx, `set -o pipefail; echo a | boom | cat; echo "status $?"; boom </dev/null; echo $?`, sandbox.ExecOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode != 0 || res.Stdout != "status 2\n2\n" || strings.Count(res.Stderr, "boom: internal error in boom: assignment to entry in nil map") != 2 {
+			t.Fatalf("run %d: exit %d stdout %q stderr %q", i, res.ExitCode, res.Stdout, res.Stderr)
 		}
 	}
 }

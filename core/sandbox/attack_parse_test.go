@@ -147,3 +147,26 @@ func TestAttack_Parse_PanicContained(t *testing.T) {
 		}
 	}
 }
+
+// Sizes written in a format or a set are the caller's: a field width or
+// a repeat count of billions must not become an allocation of gigabytes
+// (or a panic of strings.Repeat past the largest slice).
+func TestAttack_Parse_WidthAndRepeatBombs(t *testing.T) {
+	_, sb := newSandbox(t, sandbox.Options{})
+	cases := []struct {
+		script, out string
+		code        int
+	}{
+		{`stat -c '%09223372036854775000n' a.txt`, "a.txt\n", 0},
+		{`stat -c '%0999999999n|%-999999999n' a.txt`, "a.txt|a.txt\n", 0},
+		{`echo abc | tr abc '[x*2147483647]'`, "", 1},
+		{`echo abc | tr -d '[a*99999999999]'`, "", 1},
+		{`echo abc | tr abc '[x*3]'`, "xxx\n", 0},
+	}
+	for _, c := range cases {
+		res := run(t, sb, c.script)
+		if res.ExitCode != c.code || res.Stdout != c.out || strings.Contains(res.Stderr, "internal error") {
+			t.Errorf("%s: exit %d stdout %q stderr %q; want %d %q", c.script, res.ExitCode, res.Stdout, res.Stderr, c.code, c.out)
+		}
+	}
+}

@@ -170,3 +170,41 @@ func TestAttack_Parse_WidthAndRepeatBombs(t *testing.T) {
 		}
 	}
 }
+
+// File names in a patch are the patch author's: an absolute name or one
+// with ".." is ignored (GNU patch 2.7.2+), so applying a patch in a
+// directory cannot change a file elsewhere. Found by FuzzPatch.
+func TestAttack_Parse_PatchDangerousNames(t *testing.T) {
+	a, sb := newSandbox(t, sandbox.Options{})
+	for _, p := range []string{
+		"--- /data/a.txt\n+++ /data/a.txt\n@@ -1 +1 @@\n-apple\n+pwned\n",
+		"--- a/../a.txt\n+++ b/../a.txt\n@@ -1 +1 @@\n-apple\n+pwned\n",
+		"--- ../a.txt\n+++ ../a.txt\n@@ -1 +1 @@\n-apple\n+pwned\n",
+		"--- /dev/null\n+++ /data/new.txt\n@@ -0,0 +1 @@\n+planted\n",
+	} {
+		for _, strip := range []string{"-p0", "-p1"} {
+			res, err := sb.Exec(ctx, "patch "+strip, sandbox.ExecOptions{Dir: "/data/sub", Stdin: strings.NewReader(p)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data, _ := a.FS.ReadFile("/data/a.txt"); string(data) != "apple\nbanana\ncherry\napple\n" {
+				t.Fatalf("patch %s %q changed /data/a.txt to %q", strip, p, data)
+			}
+			for _, f := range []string{"/data/new.txt", "/data/a.txt.orig", "/data/a.txt.rej", "/data/sub/a.txt"} {
+				if _, err := a.FS.Lstat(f); err == nil {
+					t.Fatalf("patch %s %q created %s", strip, p, f)
+				}
+			}
+			// With -p1, "/data/new.txt" is "data/new.txt", below the
+			// directory, and may be created there.
+			if strip == "-p0" && res.ExitCode == 0 {
+				t.Errorf("patch %s %q: exit 0, stdout %q", strip, p, res.Stdout)
+			}
+		}
+	}
+	// Named on the command line, the same file is patched.
+	res, _ := sb.Exec(ctx, "patch /data/a.txt", sandbox.ExecOptions{Dir: "/data/sub", Stdin: strings.NewReader("--- /x\n+++ /x\n@@ -1 +1 @@\n-apple\n+APPLE\n")})
+	if data, _ := a.FS.ReadFile("/data/a.txt"); res.ExitCode != 0 || !strings.HasPrefix(string(data), "APPLE\n") {
+		t.Errorf("explicit file: exit %d stderr %q content %q", res.ExitCode, res.Stderr, data)
+	}
+}

@@ -106,7 +106,22 @@ func FuzzShell(f *testing.F) {
 	f.Setenv("TMPDIR", hostTmp)
 	baseline := -1
 	f.Fuzz(func(t *testing.T, script string) {
-		res, err := sb.Exec(ctx, script, sandbox.ExecOptions{Dir: "/data", Stdin: strings.NewReader("line one\nline two\n")})
+		var res sandbox.Result
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			res, err = sb.Exec(ctx, script, sandbox.ExecOptions{Dir: "/data", Stdin: strings.NewReader("line one\nline two\n")})
+		}()
+		// The fuzzing engine has no timeout of its own: a script that
+		// outlives the wall time by far is a hang and fails here, so the
+		// input is kept.
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			buf := make([]byte, 1<<16)
+			t.Fatalf("Exec still running 60s after it started (wall time 2s); goroutines:\n%s", buf[:runtime.Stack(buf, true)])
+		}
 		if err != nil {
 			t.Fatalf("Exec: %v", err)
 		}

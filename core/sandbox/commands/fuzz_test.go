@@ -18,6 +18,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -110,7 +111,11 @@ func fields(s string) []string {
 // ordinary one.
 func (e *fuzzEnv) run(t *testing.T, script string, stdin []byte) sandbox.Result {
 	t.Helper()
-	res, err := e.sb.Exec(context.Background(), script, sandbox.ExecOptions{Dir: "/data", Stdin: bytes.NewReader(stdin)})
+	var res sandbox.Result
+	var err error
+	hangGuard(t, script, func() {
+		res, err = e.sb.Exec(context.Background(), script, sandbox.ExecOptions{Dir: "/data", Stdin: bytes.NewReader(stdin)})
+	})
 	if err != nil {
 		t.Fatalf("Exec(%q): %v", script, err)
 	}
@@ -122,6 +127,30 @@ func (e *fuzzEnv) run(t *testing.T, script string, stdin []byte) sandbox.Result 
 	}
 	return res
 }
+
+// hangGuard runs fn and fails the input if it has not returned long
+// after the sandbox's wall time should have stopped it: the fuzzing
+// engine has no timeout of its own and would record a hang as nothing.
+// A utility that ignores the end of its context keeps Exec waiting.
+func hangGuard(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(hangAfter):
+		buf := make([]byte, 1<<16)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("%s: still running %v after it started (wall time 3s); goroutines:\n%s", what, hangAfter, buf)
+	}
+}
+
+// hangAfter is far beyond the wall time, so that only a real hang (not
+// a loaded machine) trips it.
+const hangAfter = 60 * time.Second
 
 // tree lists every path of the agent filesystem with its type and size,
 // except those below skip.

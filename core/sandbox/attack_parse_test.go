@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"io"
 	"strings"
 	"testing"
@@ -207,4 +208,41 @@ func TestAttack_Parse_PatchDangerousNames(t *testing.T) {
 	if data, _ := a.FS.ReadFile("/data/a.txt"); res.ExitCode != 0 || !strings.HasPrefix(string(data), "APPLE\n") {
 		t.Errorf("explicit file: exit %d stderr %q content %q", res.ExitCode, res.Stderr, data)
 	}
+}
+
+// A small archive that expands to far more (a gzip bomb) is extracted
+// as a stream: the sandbox's limit on bytes written stops it, instead of
+// the whole expansion being held in memory first.
+func TestAttack_Parse_TarGzipBomb(t *testing.T) {
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	tw := tar.NewWriter(zw)
+	const size = 96 << 20
+	if err := tw.WriteHeader(&tar.Header{Name: "zeros", Typeflag: tar.TypeReg, Size: size, Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyN(tw, zeroReader{}, size); err != nil {
+		t.Fatal(err)
+	}
+	tw.Close()
+	zw.Close()
+	a, sb := newSandbox(t, sandbox.Options{Limits: sandbox.Hardened})
+	if err := a.FS.WriteFile("/data/bomb.tgz", z.Bytes(), vfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, sb, "mkdir o && tar -xzf bomb.tgz -C o")
+	if res.ExitCode != sandbox.ExitLimit || res.Limit == nil || res.Limit.Limit != "filesystem writes" {
+		t.Fatalf("exit %d limit %v stderr %q (archive of %d bytes)", res.ExitCode, res.Limit, res.Stderr, z.Len())
+	}
+	res = run(t, sb, "tar -tzvf bomb.tgz")
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, " zeros\n") {
+		t.Fatalf("listing: exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+	}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

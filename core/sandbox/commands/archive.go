@@ -2,6 +2,7 @@ package commands
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"fmt"
@@ -201,13 +202,22 @@ func runTar(c *Cmd) int {
 		c.Errorf("%s: Cannot open: %s", archive, ErrText(err))
 		return 2
 	}
+	// The archive is decompressed and its members read as a stream, and
+	// every read checks the context: a small archive may expand to far
+	// more than memory (a gzip bomb, a sparse member of terabytes), and
+	// what it expands to is bounded only by the sandbox's limits on the
+	// bytes written and on the wall time.
+	var src io.Reader = bytes.NewReader(data)
 	if o.has("z") || len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b {
-		if data, err = gunzipBytes(data); err != nil {
-			c.Errorf("%v", err)
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			c.Errorf("not in gzip format")
 			return 2
 		}
+		defer zr.Close()
+		src = zr
 	}
-	tr := tar.NewReader(bytes.NewReader(data))
+	tr := tar.NewReader(ctxReader{c, src})
 	want := map[string]bool{}
 	for _, f := range files {
 		want[strings.TrimSuffix(f, "/")] = true
@@ -295,24 +305,28 @@ func runTar(c *Cmd) int {
 			c.FS.Unlink(target)
 			err = c.FS.Link(joinPath(dir, strings.TrimPrefix(path.Clean("/"+h.Linkname), "/")), target)
 		case tar.TypeReg, tar.TypeRegA:
-			var content []byte
-			content, err = io.ReadAll(tr)
+			c.FS.MkdirAll(dirName(target), 0o755)
+			// An existing file is replaced, not written through: it may be
+			// a symbolic link or a hard link (another member's, or the
+			// directory's own) to a file elsewhere. GNU tar unlinks it the
+			// same way.
+			if st, lerr := c.FS.Lstat(target); lerr == nil && !st.IsDir() {
+				c.FS.Unlink(target)
+			}
+			var f File
+			f, err = c.FS.Open(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, uint32(h.Mode)&0o7777)
 			if err == nil {
-				c.FS.MkdirAll(dirName(target), 0o755)
-				// An existing file is replaced, not written through: it may
-				// be a symbolic link or a hard link (another member's, or
-				// the directory's own) to a file elsewhere. GNU tar
-				// unlinks it the same way.
-				if st, lerr := c.FS.Lstat(target); lerr == nil && !st.IsDir() {
-					c.FS.Unlink(target)
+				// Written in large pieces (each write is a transaction),
+				// as the member arrives, never whole in memory.
+				bw := bufio.NewWriterSize(f, 1<<20)
+				_, err = io.Copy(bw, tr)
+				if ferr := bw.Flush(); err == nil {
+					err = ferr
 				}
-				var f File
-				f, err = c.FS.Open(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, uint32(h.Mode)&0o7777)
-				if err == nil {
-					_, err = f.Write(content)
-					f.Close()
-					c.FS.Chmod(target, uint32(h.Mode)&0o7777)
+				if cerr := f.Close(); err == nil {
+					err = cerr
 				}
+				c.FS.Chmod(target, uint32(h.Mode)&0o7777)
 			}
 		default:
 			continue
@@ -408,4 +422,18 @@ func (c *Cmd) tarAdd(tw *tar.Writer, name string, verbose io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// ctxReader ends a read with the context's error once the command is
+// cancelled or stopped by a limit.
+type ctxReader struct {
+	c *Cmd
+	r io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if r.c.Cancelled() {
+		return 0, r.c.Ctx.Err()
+	}
+	return r.r.Read(p)
 }

@@ -259,15 +259,41 @@ func (c *stdioConn) readFrame() ([]byte, error) {
 	if n > MaxFrame {
 		return nil, fmt.Errorf("frame of %d bytes exceeds the limit of %d", n, MaxFrame)
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(c.in, buf); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	if n <= frameAlloc {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(c.in, buf); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
 		}
-		return nil, err
+		return buf, nil
+	}
+	// A large length is only a claim: allocate as the bytes arrive, so
+	// that four bytes from a broken or hostile client cannot make the
+	// engine reserve a gigabyte it will never fill.
+	buf := make([]byte, 0, frameAlloc)
+	for uint32(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(int(n), 2*cap(buf)))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := io.ReadFull(c.in, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
 	}
 	return buf, nil
 }
+
+// frameAlloc is the largest frame whose buffer is allocated whole before
+// its bytes are read; larger ones grow by doubling as they arrive.
+const frameAlloc = 1 << 20
 
 // errHandedOff ends a read loop whose reading continues on another
 // goroutine (see runInline).

@@ -538,7 +538,11 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			errf("%s: internal error: %v\n", name, r)
+			// A bug of a utility (ours or a library's: goawk, gojq) stops
+			// that command only, as a crash of a process would: the
+			// script goes on with status 2. The files the command opened
+			// are closed by its own defers, which ran before this one.
+			errf("%s: internal error in %s: %v\n", name, name, r)
 			code = 2
 		}
 	}()

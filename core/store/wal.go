@@ -74,6 +74,14 @@ func ApplyWAL(db, wal []byte) ([]byte, error) {
 	if len(db) != 0 && len(db)%pageSize != 0 {
 		return nil, fmt.Errorf("write-ahead log: database of %d bytes is not whole pages of %d", len(db), pageSize)
 	}
+	// A commit frame states the database size; SQLite writes every page
+	// a transaction adds to the log, so the size can exceed the database
+	// file by at most the pages of the committed frames. A larger claim
+	// is a corrupt log, and must not become an allocation of up to
+	// 2^32 pages.
+	if size > len(db)/pageSize+len(committed) {
+		return nil, fmt.Errorf("write-ahead log: commit of %d pages beyond a database of %d pages and %d logged pages", size, len(db)/pageSize, len(committed))
+	}
 	out := make([]byte, size*pageSize)
 	copy(out, db)
 	for _, f := range committed { // later frames of a page win

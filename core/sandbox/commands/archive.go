@@ -2,6 +2,7 @@ package commands
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
@@ -200,18 +202,43 @@ func runTar(c *Cmd) int {
 		c.Errorf("%s: Cannot open: %s", archive, ErrText(err))
 		return 2
 	}
+	// The archive is decompressed and its members read as a stream, and
+	// every read checks the context: a small archive may expand to far
+	// more than memory (a gzip bomb, a sparse member of terabytes), and
+	// what it expands to is bounded only by the sandbox's limits on the
+	// bytes written and on the wall time.
+	var src io.Reader = bytes.NewReader(data)
 	if o.has("z") || len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b {
-		if data, err = gunzipBytes(data); err != nil {
-			c.Errorf("%v", err)
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			c.Errorf("not in gzip format")
 			return 2
 		}
+		defer zr.Close()
+		src = zr
 	}
-	tr := tar.NewReader(bytes.NewReader(data))
+	tr := tar.NewReader(ctxReader{c, src})
 	want := map[string]bool{}
 	for _, f := range files {
 		want[strings.TrimSuffix(f, "/")] = true
 	}
 	status := 0
+	// Symbolic links are created after every other member, as GNU tar
+	// does for the dangerous ones: a member may then never be written
+	// through a link the same archive planted ("l -> /etc", then
+	// "l/passwd"), whatever the order of the members.
+	type delayedLink struct {
+		name, target, linkname string
+		mtime                  time.Time
+	}
+	var delayed []delayedLink
+	dropDelayed := func(target string) {
+		for i := range delayed {
+			if delayed[i].target == target {
+				delayed[i].target = "" // a later member of that name wins
+			}
+		}
+	}
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -263,27 +290,43 @@ func runTar(c *Cmd) int {
 			}
 			continue
 		}
+		if h.Typeflag == tar.TypeSymlink {
+			dropDelayed(target)
+			delayed = append(delayed, delayedLink{h.Name, target, h.Linkname, h.ModTime})
+			continue
+		}
+		if h.Typeflag == tar.TypeDir || h.Typeflag == tar.TypeLink || h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeRegA {
+			dropDelayed(target)
+		}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			err = c.FS.MkdirAll(target, uint32(h.Mode)&0o7777|0o700)
-		case tar.TypeSymlink:
-			c.FS.Unlink(target)
-			err = c.FS.Symlink(h.Linkname, target)
 		case tar.TypeLink:
 			c.FS.Unlink(target)
 			err = c.FS.Link(joinPath(dir, strings.TrimPrefix(path.Clean("/"+h.Linkname), "/")), target)
 		case tar.TypeReg, tar.TypeRegA:
-			var content []byte
-			content, err = io.ReadAll(tr)
+			c.FS.MkdirAll(dirName(target), 0o755)
+			// An existing file is replaced, not written through: it may be
+			// a symbolic link or a hard link (another member's, or the
+			// directory's own) to a file elsewhere. GNU tar unlinks it the
+			// same way.
+			if st, lerr := c.FS.Lstat(target); lerr == nil && !st.IsDir() {
+				c.FS.Unlink(target)
+			}
+			var f File
+			f, err = c.FS.Open(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, uint32(h.Mode)&0o7777)
 			if err == nil {
-				c.FS.MkdirAll(dirName(target), 0o755)
-				var f File
-				f, err = c.FS.Open(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, uint32(h.Mode)&0o7777)
-				if err == nil {
-					_, err = f.Write(content)
-					f.Close()
-					c.FS.Chmod(target, uint32(h.Mode)&0o7777)
+				// Written in large pieces (each write is a transaction),
+				// as the member arrives, never whole in memory.
+				bw := bufio.NewWriterSize(f, 1<<20)
+				_, err = io.Copy(bw, tr)
+				if ferr := bw.Flush(); err == nil {
+					err = ferr
 				}
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				c.FS.Chmod(target, uint32(h.Mode)&0o7777)
 			}
 		default:
 			continue
@@ -295,6 +338,21 @@ func runTar(c *Cmd) int {
 		}
 		mt := h.ModTime
 		c.FS.Utimens(target, &mt, &mt, false)
+	}
+	for _, l := range delayed {
+		if l.target == "" {
+			continue
+		}
+		if st, err := c.FS.Lstat(l.target); err == nil && !st.IsDir() {
+			c.FS.Unlink(l.target)
+		}
+		c.FS.MkdirAll(dirName(l.target), 0o755)
+		if err := c.FS.Symlink(l.linkname, l.target); err != nil {
+			c.Errorf("%s: Cannot create symlink to %s: %s", l.name, q(l.linkname), ErrText(err))
+			status = 2
+			continue
+		}
+		c.FS.Utimens(l.target, &l.mtime, &l.mtime, false)
 	}
 	return status
 }
@@ -364,4 +422,18 @@ func (c *Cmd) tarAdd(tw *tar.Writer, name string, verbose io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// ctxReader ends a read with the context's error once the command is
+// cancelled or stopped by a limit.
+type ctxReader struct {
+	c *Cmd
+	r io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if r.c.Cancelled() {
+		return 0, r.c.Ctx.Err()
+	}
+	return r.r.Read(p)
 }

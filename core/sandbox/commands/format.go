@@ -2,6 +2,12 @@ package commands
 
 import "strings"
 
+// maxFieldWidth is the widest field a format directive may ask for, as
+// fmt's own limit: "%0999999999n" must not become a gigabyte of zeros
+// (or, wider still, a panic of strings.Repeat). A wider one is ignored,
+// as an unparsable width is.
+const maxFieldWidth = 1_000_000
+
 // formatSpec describes a printf-like format of find -printf and stat -c.
 type formatSpec struct {
 	escapes bool   // expand backslash escapes \n \t \\ (unknown ones stay)

@@ -107,6 +107,20 @@ func parsePatch(text string) []*patchFile {
 	return files
 }
 
+// dangerousPatchName reports a file name from a patch that is absolute
+// or climbs with "..".
+func dangerousPatchName(name string) bool {
+	if strings.HasPrefix(name, "/") {
+		return true
+	}
+	for _, comp := range strings.Split(name, "/") {
+		if comp == ".." {
+			return true
+		}
+	}
+	return false
+}
+
 func stripPath(name string, p int) string {
 	if p < 0 {
 		return baseName(name, "")
@@ -218,11 +232,23 @@ func runPatch(c *Cmd) int {
 		target := stripPath(name, strip)
 		if len(args) > 0 {
 			target = args[0]
-		} else if _, err := c.Stat(target); err != nil && pf.oldName != "/dev/null" {
-			if alt := stripPath(pf.oldName, strip); alt != target {
-				if _, err := c.Stat(alt); err == nil {
-					target = alt
+		} else {
+			if _, err := c.Stat(target); err != nil && pf.oldName != "/dev/null" {
+				if alt := stripPath(pf.oldName, strip); alt != target && !dangerousPatchName(alt) {
+					if _, err := c.Stat(alt); err == nil {
+						target = alt
+					}
 				}
+			}
+			// A name from the patch text must stay below the working
+			// directory, as GNU patch (2.7.2+) insists: an absolute name
+			// or a ".." would let a patch write anywhere it likes. A
+			// file named on the command line is the caller's choice.
+			if dangerousPatchName(target) {
+				c.Errorf("Ignoring potentially dangerous file name %s", target)
+				fmt.Fprintf(c.Stdout, "No file to patch.  Skipping patch.\n%d out of %d hunk%s ignored\n", len(pf.hunks), len(pf.hunks), map[bool]string{true: "", false: "s"}[len(pf.hunks) == 1])
+				status = 1
+				continue
 			}
 		}
 		creating := pf.oldName == "/dev/null" && !reverse || pf.newName == "/dev/null" && reverse

@@ -493,7 +493,8 @@ type sedRun struct {
 	tflag    bool
 	quit     int // -1: go on
 	quitNow  bool
-	wfiles   map[string]File
+	wfiles   map[string]File // by name; nil after a failed write
+	wstatus  int             // 4 after a failed write to a w file
 	rfiles   map[string]*bufio.Reader
 	fileName string
 	// pendingNL: the last line printed lacked its newline, as its input
@@ -584,7 +585,7 @@ func (in *sedInput) isLast() bool {
 	return false
 }
 
-func runSed(c *Cmd) int {
+func runSed(c *Cmd) (exit int) {
 	o, args, code, ok := c.parseOpts(spec{short: "ne:f:Eri::szu", long: map[string]string{
 		"quiet": "n", "silent": "n", "expression=": "e", "file=": "f", "regexp-extended": "E", "in-place": "i",
 		"in-place=": "i", "separate": "s", "null-data": "z", "unbuffered": "u", "posix": "P", "debug": "D",
@@ -645,10 +646,31 @@ func runSed(c *Cmd) int {
 	}
 	run := &sedRun{c: c, cmds: cmds, quiet: o.has("n"), nul: o.has("z"), quit: -1, wfiles: map[string]File{}, rfiles: map[string]*bufio.Reader{}}
 	defer func() {
-		for _, f := range run.wfiles {
-			f.Close()
+		if !run.closeWfiles() && exit == 0 {
+			exit = 4
 		}
 	}()
+	// As GNU sed, every w file is created (truncated) before any input is
+	// read, even one no line reaches, and one that cannot be opened stops
+	// sed before it prints anything.
+	for _, cmd := range cmds {
+		name := cmd.wfile
+		if cmd.name == 'w' || cmd.name == 'W' {
+			name = cmd.text
+		}
+		if name == "" || name == "/dev/stdout" {
+			continue
+		}
+		if _, ok := run.wfiles[name]; ok {
+			continue
+		}
+		f, err := c.Create(name, false)
+		if err != nil {
+			c.Errorf("couldn't open file %s: %s", name, ErrText(err))
+			return 4
+		}
+		run.wfiles[name] = f
+	}
 	if !inPlace && !o.has("s") {
 		run.input = &sedInput{c: c, files: args, delim: delim}
 		run.out = c.bufOut()
@@ -657,6 +679,9 @@ func runSed(c *Cmd) int {
 		status := run.input.status
 		if run.quit >= 0 {
 			status = run.quit
+		}
+		if run.wstatus != 0 {
+			status = run.wstatus
 		}
 		return exitWrite(c, err, status)
 	}
@@ -715,6 +740,9 @@ func runSed(c *Cmd) int {
 	}
 	if run.quit >= 0 {
 		status = run.quit
+	}
+	if run.wstatus != 0 {
+		status = run.wstatus
 	}
 	return status
 }
@@ -1071,20 +1099,35 @@ func (r *sedRun) write(name, s string) {
 		r.emit(s)
 		return
 	}
-	f, ok := r.wfiles[name]
-	if !ok {
-		var err error
-		f, err = r.c.Create(name, false)
-		if err != nil {
-			r.c.Errorf("couldn't open file %s: %s", name, ErrText(err))
-			r.wfiles[name] = nil
-			return
+	// Every name was opened before the first line (runSed); a file
+	// whose write failed was closed and is skipped from then on.
+	f := r.wfiles[name]
+	if f == nil {
+		return
+	}
+	if _, err := io.WriteString(f, s+"\n"); err != nil {
+		// GNU sed: "couldn't write N items to FILE", status 4.
+		r.c.Errorf("couldn't write to %s: %s", name, ErrText(err))
+		r.wstatus = 4
+		f.Close()
+		r.wfiles[name] = nil
+	}
+}
+
+// closeWfiles closes the w files still open and reports whether all
+// closed cleanly.
+func (r *sedRun) closeWfiles() bool {
+	ok := true
+	for name, f := range r.wfiles {
+		if f == nil {
+			continue
 		}
-		r.wfiles[name] = f
+		if err := f.Close(); err != nil {
+			r.c.Errorf("couldn't close %s: %s", name, ErrText(err))
+			ok = false
+		}
 	}
-	if f != nil {
-		io.WriteString(f, s+"\n")
-	}
+	return ok
 }
 
 func sedSubst(re *regexp.Regexp, s string, cmd *sedCmd) (string, bool) {

@@ -109,7 +109,7 @@ func (c *Cmd) statFormat(format, name string, st vfs.Stat, printf bool) string {
 			v = "?"
 		}
 		if pad != "" {
-			if n, err := strconv.Atoi(strings.TrimLeft(pad, "-0")); err == nil {
+			if n, err := strconv.Atoi(strings.TrimLeft(pad, "-0")); err == nil && n <= maxFieldWidth {
 				switch {
 				case strings.HasPrefix(pad, "-"):
 					v = fmt.Sprintf("%-*s", n, v)

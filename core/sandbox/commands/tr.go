@@ -108,6 +108,11 @@ func trExpand(s string, fill int) ([]byte, error) {
 						if err != nil {
 							return nil, fmt.Errorf("invalid repeat count %s in [c*n] construct", q(numStr))
 						}
+						// The count is the caller's: a set longer than
+						// maxTrSet is refused before it is built.
+						if n > maxTrSet-int64(len(out)) {
+							return nil, fmt.Errorf("repeat count %s in [c*n] construct makes a set longer than %d bytes", q(numStr), maxTrSet)
+						}
 						for k := int64(0); k < n; k++ {
 							out = append(out, c)
 						}
@@ -136,7 +141,7 @@ func trExpand(s string, fill int) ([]byte, error) {
 		i = j
 	}
 	if starAt >= 0 {
-		n := fill - len(out)
+		n := min(fill, maxTrSet) - len(out)
 		if n > 0 {
 			rep := make([]byte, n)
 			for k := range rep {
@@ -246,3 +251,8 @@ func runTr(c *Cmd) int {
 	}
 	return exitWrite(c, w.Flush(), 0)
 }
+
+// maxTrSet bounds an expanded set: only its first 256 distinct bytes can
+// matter, but a position in SET1 maps to the same position in SET2, so
+// lengths are kept up to a size no real script comes near.
+const maxTrSet = 1 << 20

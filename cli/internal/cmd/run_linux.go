@@ -463,13 +463,12 @@ func runStageExec(cmd *cobra.Command) error {
 	syscall.RawSyscall6(syscall.SYS_PRCTL, prSetDumpable, 0, 0, 0, 0, 0)
 	// Last: the filter and no_new_privs hold for this thread and the
 	// command it starts, not for the rest of this process.
-	conf, err := nsrun.Confine(nsrun.Policy{NoUnixSockets: cfg.Strict, NoUserNamespaces: cfg.Strict})
+	_, err = nsrun.Confine(nsrun.Policy{NoUnixSockets: cfg.Strict, NoUserNamespaces: cfg.Strict})
 	if errors.Is(err, nsrun.ErrNoSeccomp) && !cfg.Strict {
 		fmt.Fprintf(os.Stderr, "agentfs: warning: %v (%s): the sandbox refuses no system calls\n", err, runtime.GOARCH)
 	} else if err != nil {
 		return reportStage(status, 1, fmt.Errorf("confine the sandbox: %w", err))
 	}
-	_ = conf
 	p, err := os.StartProcess(path, cfg.Command, &os.ProcAttr{
 		Env:   env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
@@ -556,7 +555,9 @@ func continueJob(pid int, job *os.File) {
 	syscall.Kill(-pid, syscall.SIGCONT)
 }
 
-// dropCapabilities keeps the command from undoing the sandbox. An
+// dropCapabilities keeps the command from undoing the sandbox (with
+// hostNetwork, root without a user namespace also loses the network
+// administration and raw sockets of the host's network namespace). An
 // ordinary user's command gets no capability at all (the ambient one the
 // stages used goes). Root's command stays root of the namespace, without
 // the capabilities that would reach around it: CAP_SYS_ADMIN (remount

@@ -6,7 +6,11 @@
 //   - every mount becomes read-only (a bind remount per mount point: the
 //     flag belongs to the mount, never to the filesystem, so the host's
 //     view does not change);
-//   - /tmp and /dev/shm get private tmpfs mounts;
+//   - /dev becomes a minimal private one (the harmless device nodes of
+//     the host bound in, a devpts of its own), no /dev/kmsg, no disks;
+//   - /tmp and /dev/shm get private tmpfs mounts, /run (and in the strict
+//     profile the home directories) empty ones;
+//   - the host's UNIX sockets still in sight get /dev/null over them;
 //   - the working directory is replaced by a bind of the session's FUSE
 //     mount;
 //   - the allowed paths are bound back writable, at their own place.

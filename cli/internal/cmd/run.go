@@ -30,14 +30,23 @@ const noRegistryEnv = "AGENTFS_NO_REGISTRY"
 
 // runConfig is what the stages of a run need to know.
 type runConfig struct {
-	Session    string   `json:"session"`
-	DB         string   `json:"db"`      // absolute
-	Workdir    string   `json:"workdir"` // absolute, symlinks resolved
-	Staging    string   `json:"staging"` // where the server mounts the session, inside the namespace
-	Allow      []string `json:"allow,omitempty"`
-	Command    []string `json:"command"`
-	NoNetwork  bool     `json:"no_network,omitempty"`
-	Durability string   `json:"durability"`
+	Session   string   `json:"session"`
+	DB        string   `json:"db"`      // absolute
+	Workdir   string   `json:"workdir"` // absolute, symlinks resolved
+	Staging   string   `json:"staging"` // where the server mounts the session, inside the namespace
+	Allow     []string `json:"allow,omitempty"`
+	Command   []string `json:"command"`
+	NoNetwork bool     `json:"no_network,omitempty"`
+	// Strict: the strict profile (--strict): scrubbed environment,
+	// hidden homes, no network, no UNIX sockets, no user namespaces.
+	Strict bool `json:"strict,omitempty"`
+	// Env are NAME=VALUE pairs for the command (--env).
+	Env []string `json:"env,omitempty"`
+	// HostSockets are the paths of the host's bound UNIX sockets when
+	// the run started (/proc/net/unix of the host's network namespace,
+	// which the stages may not share): the sandbox hides them.
+	HostSockets []string `json:"host_sockets,omitempty"`
+	Durability  string   `json:"durability"`
 	// New: this run created the session (removed again if the command
 	// never started).
 	New bool `json:"new,omitempty"`
@@ -56,10 +65,10 @@ type runStatus struct {
 
 func newRunCmd() *cobra.Command {
 	var session, stage string
-	var allow []string
-	var noNetwork bool
+	var allow, env []string
+	var noNetwork, strict bool
 	c := &cobra.Command{
-		Use:   "run [--session S] [--allow PATH]... [--no-network] [-- CMD [ARG...]]",
+		Use:   "run [--session S] [--allow PATH]... [--no-network] [--strict] [--env NAME[=VALUE]]... [-- CMD [ARG...]]",
 		Short: "Run a command in a sandbox where the current directory is a copy-on-write session (Linux)",
 		Long: `Run CMD (default: $SHELL, else /bin/sh) in a sandbox made of Linux user,
 mount and PID namespaces:
@@ -74,11 +83,37 @@ mount and PID namespaces:
     cannot change mounts);
   - CMD sees only its own processes (/proc is the sandbox's);
   - with --no-network, CMD gets an empty network namespace (no interfaces
-    up, no route);
+    up, no route, none of the host's abstract UNIX sockets);
+  - /dev is the sandbox's own: null, zero, full, random, urandom, tty, a
+    private pts and shm, the fd links; no /dev/kmsg, no disks, nothing
+    else of the host's devices;
+  - /run (and /var/run) are private and empty, and the host's UNIX
+    sockets elsewhere are hidden (/dev/null over them), so CMD cannot
+    talk to the host's daemons (systemd, Docker, D-Bus, agents) through
+    them; those below --allow paths stay reachable; on Linux 6.12+ the
+    host's abstract UNIX sockets are out of reach too;
+  - CMD has its own IPC, UTS (hostname) and cgroup namespaces, and a
+    system call filter refuses kernel modules, kexec, BPF, perf, the
+    kernel keyring, mount and namespace changes, io_uring, device nodes
+    and the like (EPERM);
   - AGENTFS=1, AGENTFS_SANDBOX=linux-namespace and AGENTFS_SESSION are set;
     npm_config_cache=/tmp/.npm and XDG_CACHE_HOME=/tmp/.cache too (unless
     set, or --allow opens ~/.npm or ~/.cache, or a path in them), so that
-    package managers, whose caches live in the read-only home, work.
+    package managers, whose caches live in the read-only home, work;
+  - --env NAME=VALUE sets a variable for CMD, --env NAME passes the
+    host's value (repeatable).
+
+With --strict (the strict profile), on top of that:
+
+  - the environment is scrubbed: only PATH, TERM, LANG, HOME, the AGENTFS
+    variables and the --env ones reach CMD;
+  - the home directories (/home, /root and $HOME) are empty tmpfs mounts:
+    nothing of the user's files (keys, tokens, shell history) is readable;
+    HOME is /home/agent, empty and writable, gone after the run;
+  - no network, as with --no-network;
+  - no UNIX sockets at all (socket(AF_UNIX) fails with EPERM; socketpair
+    works), so not even a host socket created after the start is
+    reachable; and no new user namespaces.
 
 A session is an agent database .agentfs/S.db in the current directory; a
 new run makes one named run-<random hex> unless --session names it, and
@@ -98,6 +133,7 @@ that directly). Needs /dev/fuse.`,
   agentfs run --session fix-tests --allow ~/.cache/go-build -- go test ./...
   agentfs run -- npm install                   # npm's cache: the sandbox's /tmp
   agentfs run --no-network --allow ~/.npm -- npm ci --offline
+  agentfs run --strict --env GITHUB_TOKEN -- ./agent.sh
   agentfs diff fix-tests && agentfs commit fix-tests`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch stage {
@@ -112,11 +148,17 @@ that directly). Needs /dev/fuse.`,
 			if err := fuseUsable(); err != nil {
 				return err
 			}
+			pairs, err := envPairs(env)
+			if err != nil {
+				return err
+			}
 			cfg, err := prepareRun(cmd, session, allow, args)
 			if err != nil {
 				return err
 			}
-			cfg.NoNetwork = noNetwork
+			cfg.Env = pairs
+			cfg.NoNetwork = noNetwork || strict
+			cfg.Strict = strict
 			return runSession(cmd, cfg)
 		},
 	}
@@ -125,6 +167,8 @@ that directly). Needs /dev/fuse.`,
 	c.Flags().StringVarP(&session, "session", "s", "", "resume session S (.agentfs/S.db), or start a new session named S")
 	c.Flags().StringArrayVar(&allow, "allow", nil, "keep PATH writable (repeatable); everything outside the current directory is read-only otherwise")
 	c.Flags().BoolVar(&noNetwork, "no-network", false, "no network: an empty network namespace")
+	c.Flags().BoolVar(&strict, "strict", false, "strict profile: scrubbed environment, empty home directories, no network, no UNIX sockets")
+	c.Flags().StringArrayVar(&env, "env", nil, "set NAME=VALUE for the command, or pass the host's NAME (repeatable)")
 	c.Flags().StringVar(&stage, "internal-stage", "", "internal: a stage of the sandbox")
 	c.Flags().MarkHidden("internal-stage")
 	return c
@@ -220,6 +264,27 @@ func prepareRun(cmd *cobra.Command, session string, allow, argv []string) (runCo
 	}
 	cfg.New = true
 	return cfg, a.Close()
+}
+
+// envPairs turns --env arguments into NAME=VALUE pairs: NAME alone takes
+// the host's value.
+func envPairs(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		name, value, hasValue := strings.Cut(a, "=")
+		if name == "" || strings.ContainsAny(name, " \t\n\x00") {
+			return nil, userError{msg: fmt.Sprintf("--env %q: not a variable name", a), hint: "agentfs run --env NAME=VALUE, or --env NAME to pass the host's value"}
+		}
+		if !hasValue {
+			v, ok := os.LookupEnv(name)
+			if !ok {
+				return nil, userError{msg: fmt.Sprintf("--env %s: not set here", name), hint: fmt.Sprintf("export %s=... first, or give the value: --env %s=VALUE", name, name)}
+			}
+			value = v
+		}
+		out = append(out, name+"="+value)
+	}
+	return out, nil
 }
 
 // removeSession deletes the database of a session that never ran.

@@ -52,7 +52,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -63,7 +62,6 @@ import (
 
 	"github.com/agentfs-go/agentfs/cli/internal/nsrun"
 	"github.com/agentfs-go/agentfs/cli/internal/registry"
-	"github.com/agentfs-go/agentfs/core"
 )
 
 // forwarded are the signals passed on to the sandboxed command.
@@ -89,6 +87,7 @@ func runSession(cmd *cobra.Command, cfg runConfig) error {
 	} else {
 		defer remove()
 	}
+	cfg.HostSockets = hostSockets()
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return err
@@ -107,7 +106,11 @@ func runSession(cmd *cobra.Command, cfg runConfig) error {
 		c.Env = append(os.Environ(), runConfigEnv+"="+string(b))
 		c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 		c.ExtraFiles = []*os.File{pw}
-		attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGTERM}
+		// IPC: the host's System V shared memory, semaphores and
+		// message queues (root's, with the same uid) out of reach. UTS:
+		// a hostname of its own. Cgroup: /proc/self/cgroup does not
+		// show the host's hierarchy.
+		attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP, Pdeathsig: syscall.SIGTERM}
 		if cfg.NoNetwork {
 			attr.Cloneflags |= syscall.CLONE_NEWNET
 		}
@@ -427,9 +430,8 @@ func runStageExec(cmd *cobra.Command) error {
 	// wait here until the command can have them.
 	sig := make(chan os.Signal, 8)
 	signal.Notify(sig, forwarded...)
-	err = nsrun.Setup(nsrun.Layout{Workdir: cfg.Workdir, Overlay: cfg.Staging, Allow: cfg.Allow,
-		Host: []string{filepath.Join(cfg.Workdir, core.DefaultDir)}, PrivateDirs: []string{"/tmp", "/dev/shm"}})
-	if err != nil {
+	layout, home := sandboxLayout(cfg)
+	if err := nsrun.Setup(layout); err != nil {
 		return reportStage(status, 1, fmt.Errorf("set up the sandbox: %w", err))
 	}
 	// A procfs of this PID namespace over the host's: no host process in
@@ -439,17 +441,19 @@ func runStageExec(cmd *cobra.Command) error {
 		return reportStage(status, 1, userError{msg: fmt.Sprintf("mount the sandbox's /proc: %s (%s)", describe(err), errnoName(err.(syscall.Errno))),
 			hint: "in a container whose /proc is partly masked the kernel refuses a new /proc in a user namespace: as root, try AGENTFS_RUN_USERNS=off"})
 	}
+	if err := maskProc(); err != nil {
+		return reportStage(status, 1, err)
+	}
 	// The working directory is a new mount now.
 	if err := os.Chdir(cfg.Workdir); err != nil {
 		return reportStage(status, 1, err)
 	}
-	os.Setenv("AGENTFS", "1")
-	os.Setenv("AGENTFS_SANDBOX", "linux-namespace")
-	os.Setenv("AGENTFS_SESSION", cfg.Session)
-	cacheDefaults(cfg.Allow)
-	if err := dropCapabilities(); err != nil {
+	env := commandEnv(cfg, home)
+	if err := dropCapabilities(!cfg.NoNetwork); err != nil {
 		return reportStage(status, 1, err)
 	}
+	// The search uses the command's PATH (scrubbed or not).
+	os.Setenv("PATH", envValue(env, "PATH"))
 	path, err := exec.LookPath(cfg.Command[0])
 	if err != nil && !errors.Is(err, exec.ErrDot) {
 		return reportStage(status, 127, fmt.Errorf("%s: command not found", cfg.Command[0]))
@@ -457,8 +461,16 @@ func runStageExec(cmd *cobra.Command) error {
 	// Not dumpable: the command cannot open this process's /proc
 	// entries (its capabilities exceed the command's anyway).
 	syscall.RawSyscall6(syscall.SYS_PRCTL, prSetDumpable, 0, 0, 0, 0, 0)
+	// Last: the filter and no_new_privs hold for this thread and the
+	// command it starts, not for the rest of this process.
+	_, err = nsrun.Confine(nsrun.Policy{NoUnixSockets: cfg.Strict, NoUserNamespaces: cfg.Strict})
+	if errors.Is(err, nsrun.ErrNoSeccomp) && !cfg.Strict {
+		fmt.Fprintf(os.Stderr, "agentfs: warning: %v (%s): the sandbox refuses no system calls\n", err, runtime.GOARCH)
+	} else if err != nil {
+		return reportStage(status, 1, fmt.Errorf("confine the sandbox: %w", err))
+	}
 	p, err := os.StartProcess(path, cfg.Command, &os.ProcAttr{
-		Env:   os.Environ(),
+		Env:   env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Foreground: cfg.Job, Ctty: 0},
 	})
@@ -543,7 +555,9 @@ func continueJob(pid int, job *os.File) {
 	syscall.Kill(-pid, syscall.SIGCONT)
 }
 
-// dropCapabilities keeps the command from undoing the sandbox. An
+// dropCapabilities keeps the command from undoing the sandbox (with
+// hostNetwork, root without a user namespace also loses the network
+// administration and raw sockets of the host's network namespace). An
 // ordinary user's command gets no capability at all (the ambient one the
 // stages used goes). Root's command stays root of the namespace, without
 // the capabilities that would reach around it: CAP_SYS_ADMIN (remount
@@ -553,7 +567,7 @@ func continueJob(pid int, job *os.File) {
 // kernel refuses because their capabilities exceed the command's), and
 // the ones that matter only outside a user namespace. They are dropped
 // from the bounding set, so no later exec gets them back.
-func dropCapabilities() error {
+func dropCapabilities(hostNetwork bool) error {
 	if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); e != 0 && e != syscall.EINVAL {
 		return fmt.Errorf("drop capabilities: %w", e)
 	}
@@ -562,7 +576,7 @@ func dropCapabilities() error {
 		// CAP_SETPCAP to do it with).
 		return nil
 	}
-	for _, c := range []uintptr{
+	drop := []uintptr{
 		19, // CAP_SYS_PTRACE
 		21, // CAP_SYS_ADMIN
 		16, // CAP_SYS_MODULE
@@ -575,7 +589,22 @@ func dropCapabilities() error {
 		38, // CAP_PERFMON
 		39, // CAP_BPF
 		40, // CAP_CHECKPOINT_RESTORE
-	} {
+		27, // CAP_MKNOD: no device nodes (the filter refuses them too)
+		9,  // CAP_LINUX_IMMUTABLE: no immutable files in --allow paths
+		20, // CAP_SYS_PACCT
+		26, // CAP_SYS_TTY_CONFIG
+		30, // CAP_AUDIT_CONTROL
+		37, // CAP_AUDIT_READ
+		35, // CAP_WAKE_ALARM
+		36, // CAP_BLOCK_SUSPEND
+	}
+	if hostNetwork {
+		// Without a user namespace and without --no-network, root
+		// would configure the host's interfaces and firewall, and read
+		// every packet of the host with a raw socket.
+		drop = append(drop, 12, 13) // CAP_NET_ADMIN, CAP_NET_RAW
+	}
+	for _, c := range drop {
 		// EINVAL: a kernel older than the capability.
 		if _, _, e := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapbsetDrop, c, 0, 0, 0, 0); e != 0 && e != syscall.EINVAL {
 			return fmt.Errorf("drop capability %d: %w", c, e)

@@ -109,6 +109,15 @@ func runHelper(args []string) int {
 			os.WriteFile("/proc/"+pid+"/cwd/"+args[2], []byte("x"), 0o644)
 			os.WriteFile("/proc/"+pid+"/root"+wd+"/"+args[2], []byte("x"), 0o644)
 		}
+	case "probe":
+		// Attack probes (run_attack_test.go): each prints one line.
+		for _, a := range args[1:] {
+			fmt.Println(probe(a))
+		}
+	case "nested-mount":
+		// Started by the probe "nested-mount" in a new user and mount
+		// namespace: a tmpfs mount there.
+		fmt.Println(probeErr(syscall.Mount("tmpfs", "/tmp", "tmpfs", 0, "")))
 	case "cli":
 		// This test binary as the agentfs CLI.
 		return Main(args[1:], os.Stdin, os.Stdout, os.Stderr)

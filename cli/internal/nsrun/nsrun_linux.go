@@ -6,7 +6,11 @@
 //   - every mount becomes read-only (a bind remount per mount point: the
 //     flag belongs to the mount, never to the filesystem, so the host's
 //     view does not change);
-//   - /tmp and /dev/shm get private tmpfs mounts;
+//   - /dev becomes a minimal private one (the harmless device nodes of
+//     the host bound in, a devpts of its own), no /dev/kmsg, no disks;
+//   - /tmp and /dev/shm get private tmpfs mounts, /run (and in the strict
+//     profile the home directories) empty ones;
+//   - the host's UNIX sockets still in sight get /dev/null over them;
 //   - the working directory is replaced by a bind of the session's FUSE
 //     mount;
 //   - the allowed paths are bound back writable, at their own place.
@@ -44,10 +48,36 @@ type Layout struct {
 	// instead of the overlay's (when they exist): the session databases
 	// in .agentfs/, which the sandbox must not change or delete.
 	Host []string
-	// PrivateDirs get an empty tmpfs each (when they exist): /tmp and
-	// /dev/shm.
+	// PrivateDirs get an empty tmpfs each (when they exist), writable
+	// by all (mode 1777): /tmp and /dev/shm.
 	PrivateDirs []string
+	// Hidden get an empty tmpfs each (when they exist), mode 0755: /run,
+	// where the host's daemons keep their sockets, and in the strict
+	// profile the home directories.
+	Hidden []string
+	// Keep are host files or directories under Hidden ones bound back
+	// read-only at their place (the target of /etc/resolv.conf, often in
+	// /run); missing ones are skipped.
+	Keep []string
+	// Dirs are made (with their parents, mode 0700) after the tmpfs
+	// mounts, owned by the caller: $XDG_RUNTIME_DIR, a fresh home.
+	Dirs []string
+	// Mask are paths of host sockets (from /proc/net/unix) that get
+	// /dev/null mounted over them, so that nothing can connect to them:
+	// a socket is found by its inode, which a read-only mount does not
+	// protect. Those that are no socket in the sandbox's view by then
+	// (hidden, gone) and those under Workdir or an Allow path are
+	// skipped.
+	Mask []string
+	// Dev replaces /dev with a minimal one (see devNodes).
+	Dev bool
 }
+
+// devNodes are the host's device nodes a minimal /dev binds: the
+// harmless ones every program may expect. Not there: kmsg (the kernel
+// log, writable by root), mem, kmem, port, block devices, fuse, kvm,
+// the consoles and every other node of the host.
+var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // Setup builds the layout in the current mount namespace. The caller must
 // be single-purpose: it changes the whole namespace's mounts.
@@ -86,6 +116,27 @@ func Setup(l Layout) error {
 		defer f.Close()
 		host, hostSrcs = append(host, p), append(hostSrcs, f)
 	}
+	var keep []string
+	var keepSrcs []*os.File
+	for _, p := range l.Keep {
+		f, err := openPath(p)
+		if err != nil {
+			continue
+		}
+		defer f.Close()
+		keep, keepSrcs = append(keep, p), append(keepSrcs, f)
+	}
+	// /dev/null, the host's, opened before /dev is replaced: the mask
+	// of host sockets (and the minimal /dev's own node).
+	devSrcs := map[string]*os.File{}
+	for _, n := range devNodes {
+		f, err := openPath("/dev/" + n)
+		if err != nil {
+			continue
+		}
+		defer f.Close()
+		devSrcs[n] = f
+	}
 	mounts, err := mountPoints()
 	if err != nil {
 		return err
@@ -105,14 +156,48 @@ func Setup(l Layout) error {
 			return fmt.Errorf("make %s read-only: %w", m.dir, err)
 		}
 	}
+	if l.Dev {
+		if err := setupDev(devSrcs); err != nil {
+			return err
+		}
+	}
 	for _, d := range l.PrivateDirs {
-		st, err := os.Stat(d)
-		if err != nil || !st.IsDir() {
-			continue
+		if err := privateTmpfs(d, "mode=1777"); err != nil {
+			return err
 		}
-		if err := syscall.Mount("tmpfs", d, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "mode=1777"); err != nil {
-			return fmt.Errorf("mount a private tmpfs on %s: %w", d, err)
+	}
+	for _, d := range l.Hidden {
+		if err := privateTmpfs(d, "mode=0755"); err != nil {
+			return err
 		}
+	}
+	for _, d := range l.Dirs {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("make %s: %w", d, err)
+		}
+	}
+	for i, p := range keep {
+		st, err := keepSrcs[i].Stat()
+		if err != nil {
+			return err
+		}
+		if err := bind(keepSrcs[i], p, st.IsDir()); err != nil {
+			return err
+		}
+		flags, err := flagsOf(p)
+		if err != nil {
+			return err
+		}
+		if err := remount(p, flags|syscall.MS_RDONLY); err != nil {
+			return fmt.Errorf("make %s read-only: %w", p, err)
+		}
+	}
+	if null := devSrcs["null"]; null != nil {
+		if err := maskSockets(l, null); err != nil {
+			return err
+		}
+	} else if len(l.Mask) > 0 {
+		return errors.New("no /dev/null to hide the host's sockets with")
 	}
 	if err := bind(overlay, l.Workdir, true); err != nil {
 		return err
@@ -156,6 +241,96 @@ func Setup(l Layout) error {
 					return fmt.Errorf("make %s writable: %w", m.dir, err)
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// privateTmpfs mounts an empty tmpfs on d when d is a directory.
+func privateTmpfs(d, opts string) error {
+	st, err := os.Stat(d)
+	if err != nil || !st.IsDir() {
+		return nil
+	}
+	if err := syscall.Mount("tmpfs", d, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mount a private tmpfs on %s: %w", d, err)
+	}
+	return nil
+}
+
+// setupDev replaces /dev with a tmpfs holding binds of the nodes in srcs,
+// a devpts of the sandbox's own (new instance: the host's terminals are
+// not in it), the usual links, and an empty shm directory (PrivateDirs
+// mounts its tmpfs). The tmpfs is read-only afterwards.
+func setupDev(srcs map[string]*os.File) error {
+	if err := syscall.Mount("tmpfs", "/dev", "tmpfs", syscall.MS_NOSUID|syscall.MS_NOEXEC|syscall.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("mount the sandbox's /dev: %w", err)
+	}
+	for _, n := range devNodes {
+		if f := srcs[n]; f != nil {
+			if err := bind(f, "/dev/"+n, false); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range []string{"/dev/pts", "/dev/shm"} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod("/dev/shm", 0o1777); err != nil {
+		return err
+	}
+	// ptmxmode=0666: every user of the sandbox may open terminals; no
+	// gid= option (the tty group may be unmapped in a user namespace).
+	if err := syscall.Mount("devpts", "/dev/pts", "devpts", syscall.MS_NOSUID|syscall.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return fmt.Errorf("mount the sandbox's /dev/pts: %w", err)
+	}
+	for link, target := range map[string]string{
+		"ptmx": "pts/ptmx", "fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
+	} {
+		if err := os.Symlink(target, "/dev/"+link); err != nil {
+			return err
+		}
+	}
+	flags, err := flagsOf("/dev")
+	if err != nil {
+		return err
+	}
+	if err := remount("/dev", flags|syscall.MS_RDONLY); err != nil {
+		return fmt.Errorf("make /dev read-only: %w", err)
+	}
+	return nil
+}
+
+// maskSockets mounts null over each socket of l.Mask still visible.
+func maskSockets(l Layout, null *os.File) error {
+	under := func(p, dir string) bool {
+		return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+	}
+	source := "/proc/self/fd/" + strconv.Itoa(int(null.Fd()))
+next:
+	for _, p := range l.Mask {
+		if !filepath.IsAbs(p) || under(p, l.Workdir) {
+			continue
+		}
+		for _, a := range l.Allow {
+			if under(p, a) {
+				continue next
+			}
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
+			continue
+		}
+		if err := syscall.Mount(source, p, "", syscall.MS_BIND, ""); err != nil {
+			// A socket in a directory this user cannot search is out
+			// of its reach anyway.
+			if errors.Is(err, syscall.EACCES) || errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return fmt.Errorf("hide the host socket %s: %w", p, err)
 		}
 	}
 	return nil

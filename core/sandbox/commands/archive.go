@@ -37,13 +37,15 @@ func gzipBytes(data []byte, level int, name string, mtime vfs.Stat) ([]byte, err
 	return b.Bytes(), nil
 }
 
-func gunzipBytes(data []byte) ([]byte, error) {
+func gunzipBytes(c *Cmd, data []byte) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("not in gzip format")
 	}
 	defer zr.Close()
-	return io.ReadAll(zr)
+	// What a small archive expands to is counted: a gzip bomb stops at
+	// the memory limit.
+	return c.ReadAllFrom(zr, 0)
 }
 
 func runGzip(c *Cmd, decompress, toStdout bool) int {
@@ -83,7 +85,7 @@ func runGzip(c *Cmd, decompress, toStdout bool) int {
 				status = 2
 				continue
 			}
-			out, err = gunzipBytes(data)
+			out, err = gunzipBytes(c, data)
 		} else {
 			out, err = gzipBytes(data, level, baseName(f, ""), st)
 		}
@@ -201,7 +203,7 @@ func runTar(c *Cmd) int {
 		return 2
 	}
 	if o.has("z") || len(data) > 2 && data[0] == 0x1f && data[1] == 0x8b {
-		if data, err = gunzipBytes(data); err != nil {
+		if data, err = gunzipBytes(c, data); err != nil {
 			c.Errorf("%v", err)
 			return 2
 		}
@@ -274,7 +276,7 @@ func runTar(c *Cmd) int {
 			err = c.FS.Link(joinPath(dir, strings.TrimPrefix(path.Clean("/"+h.Linkname), "/")), target)
 		case tar.TypeReg, tar.TypeRegA:
 			var content []byte
-			content, err = io.ReadAll(tr)
+			content, err = c.ReadAllFrom(tr, h.Size)
 			if err == nil {
 				c.FS.MkdirAll(dirName(target), 0o755)
 				var f File

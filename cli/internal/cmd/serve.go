@@ -1,8 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -64,4 +69,34 @@ func listenTCP(cmd *cobra.Command, addr string) (net.Listener, error) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "agentfs: warning: listening on %s, which is not a loopback address: anyone who can reach this port can read and write the agent's files, without authentication. Use 127.0.0.1:PORT to serve this machine only.\n", ln.Addr())
 	}
 	return ln, nil
+}
+
+// serveSignals returns a context that ends at the first SIGINT or
+// SIGTERM, so that a server stops accepting and cancels the work in
+// flight (scripts, queries); a second signal exits the process at once
+// (status 130), for a shutdown that hangs. stop releases the signals.
+func serveSignals(parent context.Context, w io.Writer) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+		case <-done:
+			return
+		}
+		cancel()
+		select {
+		case <-sig:
+			fmt.Fprintln(w, "agentfs: second signal: exiting now")
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel()
+	}
 }

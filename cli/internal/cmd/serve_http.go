@@ -2,15 +2,13 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
+	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,16 +20,24 @@ import (
 func init() { registerServe(newServeHTTPCmd) }
 
 func newServeHTTPCmd() *cobra.Command {
-	var listen, data, tokenFile string
-	var maxBytes int64
+	var listen, data, tokenFile, maxLimits string
+	var maxBytes, memLimit int64
 	var quiet bool
 	c := &cobra.Command{
 		Use:   "http",
 		Short: "Serve many agents over HTTP (Connect, gRPC and gRPC-Web)",
 		Long: `Serve every agent under a data directory (DIR/ID.db) over HTTP with the
 API of spec/proto: Connect (application/proto and application/json), gRPC
-and gRPC-Web, on one port, until interrupted (Ctrl-C or SIGTERM finish the
+and gRPC-Web, on one port, until interrupted (Ctrl-C or SIGTERM cancel the
 requests in flight, then close the databases).
+
+Exec runs scripts in the in-process sandbox under the limits the caller
+asks for ("hardened", "normal"), never above --max-limits (default
+normal): a caller asking for more, or for "none", is refused with
+PERMISSION_DENIED unless the operator passes --max-limits none. Every
+script has a memory budget, and the process a memory limit
+(--memory-limit). SIGINT or SIGTERM stops accepting, cancels the scripts
+and queries in flight and exits; a second signal exits at once.
 
 Each call names its agent with the Agentfs-Agent header; AgentService's
 CreateAgent and ListAgents manage the directory. GET /healthz answers "ok".
@@ -56,6 +62,18 @@ The token never appears in logs.
 				if token == "" {
 					return usageError(cmd, "--token-file %s is empty", tokenFile)
 				}
+			}
+			ceiling, err := rpc.ParseLimitCeiling(maxLimits)
+			if err != nil {
+				return usageError(cmd, "--max-limits: %v (or none, which lets callers run scripts without limits)", err)
+			}
+			if memLimit < 0 {
+				return usageError(cmd, "--memory-limit must be 0 (none) or a number of bytes, not %d", memLimit)
+			}
+			if memLimit > 0 {
+				// The collector works harder near it, and the sandbox
+				// stops the running scripts at 90% of it.
+				debug.SetMemoryLimit(memLimit)
 			}
 			if _, _, err := net.SplitHostPort(listen); err != nil {
 				return usageError(cmd, "bad --listen address %q: %v (want HOST:PORT, e.g. 127.0.0.1:7777)", listen, err)
@@ -89,7 +107,7 @@ The token never appears in logs.
 			if !quiet {
 				access = log.New(w, "agentfs: ", log.LstdFlags)
 			}
-			h := rpc.NewHTTPHandler(dir, rpc.HTTPOptions{Version: Version, Token: token, MaxRequestBytes: maxBytes, AccessLog: access})
+			h := rpc.NewHTTPHandler(dir, rpc.HTTPOptions{Version: Version, Token: token, MaxRequestBytes: maxBytes, AccessLog: access, MaxLimits: ceiling})
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 			srv.Protocols = new(http.Protocols)
 			srv.Protocols.SetHTTP1(true)
@@ -100,8 +118,11 @@ The token never appears in logs.
 			}
 			fmt.Fprintf(w, "agentfs: serving the agents of %s at http://%s (%s; Ctrl-C stops)\n", data, ln.Addr(), auth)
 
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := serveSignals(cmd.Context(), w)
 			defer stop()
+			// Every request runs under ctx: at the signal the scripts
+			// and queries in flight are cancelled and answer at once.
+			srv.BaseContext = func(net.Listener) context.Context { return ctx }
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
 			select {
@@ -109,11 +130,12 @@ The token never appears in logs.
 				return err
 			case <-ctx.Done():
 			}
-			fmt.Fprintln(w, "agentfs: shutting down: finishing the requests in flight")
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			fmt.Fprintln(w, "agentfs: shutting down: cancelling the requests in flight")
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
+			if err := srv.Shutdown(sctx); err != nil {
+				// A handler that did not end in time is cut off.
+				srv.Close()
 			}
 			return nil
 		},
@@ -123,5 +145,7 @@ The token never appears in logs.
 	c.Flags().StringVar(&tokenFile, "token-file", "", "file holding the bearer token (default: $AGENTFS_TOKEN)")
 	c.Flags().Int64Var(&maxBytes, "max-request-bytes", 256<<20, "largest request body accepted")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no access log")
+	c.Flags().StringVar(&maxLimits, "max-limits", "normal", "the most a caller may ask of Exec: hardened, normal, or none (callers may then run scripts without limits); above it Exec is refused with PERMISSION_DENIED")
+	c.Flags().Int64Var(&memLimit, "memory-limit", 4<<30, "memory limit of the server process in bytes (Go's soft limit; running scripts are stopped at 90% of it); 0: none")
 	return c
 }

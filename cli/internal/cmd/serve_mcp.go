@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,7 +91,7 @@ An MCP client configuration (Claude Desktop and others):
 			if cmd.Flags().Changed("tools") && len(opts.Tools) == 0 {
 				return usageError(cmd, "--tools is empty")
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := serveSignals(cmd.Context(), cmd.ErrOrStderr())
 			defer stop()
 			return withAgent(cmd, args[0], core.Options{}, func(a *core.Agent) error {
 				srv := mcpserver.New(a, opts)
@@ -171,7 +169,8 @@ func serveMCPHTTP(ctx context.Context, cmd *cobra.Command, srv *mcpserver.Server
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	// Requests run under ctx: a signal cancels the scripts in flight.
+	hs := &http.Server{Handler: srv.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	fmt.Fprintf(cmd.ErrOrStderr(), "agentfs: serving %s over MCP at http://%s/mcp (streamable HTTP; Ctrl-C stops)\n", a.Path(), ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

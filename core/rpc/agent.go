@@ -9,6 +9,7 @@ import (
 	"github.com/agentfs-go/agentfs/core"
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/overlay"
+	"github.com/agentfs-go/agentfs/core/sandbox"
 	"github.com/agentfs-go/agentfs/core/store"
 )
 
@@ -24,6 +25,35 @@ type Service struct {
 	// core.DefaultQuerySteps) and the result's size (default
 	// core.DefaultQueryMaxBytes: the result is held in memory).
 	QueryLimits core.QueryLimits
+	// MaxLimits is the most a caller may ask of Exec (nil: anything,
+	// "none" included, for stdio where the caller is the local user).
+	// A request above it is refused with PERMISSION_DENIED; a request
+	// without limits gets the ceiling itself when it is below Normal.
+	MaxLimits *LimitCeiling
+}
+
+// LimitCeiling is the most a remote caller may ask of Exec.
+type LimitCeiling struct {
+	// Name is the profile the ceiling is ("hardened", "normal", "none").
+	Name string
+	// Limits are its limits (zero for "none": no limit at all).
+	Limits sandbox.Limits
+}
+
+// ParseLimitCeiling reads a ceiling from a profile name: "hardened",
+// "normal" or "none" (the operator allows scripts without limits).
+func ParseLimitCeiling(name string) (*LimitCeiling, error) {
+	if name == "none" {
+		return &LimitCeiling{Name: name}, nil
+	}
+	l, err := sandbox.Profile(name)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		name = "normal"
+	}
+	return &LimitCeiling{Name: name, Limits: l}, nil
 }
 
 // Info describes the session's agent.

@@ -20,6 +20,7 @@ import (
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1connect"
 	"github.com/agentfs-go/agentfs/core/httpguard"
+	"github.com/agentfs-go/agentfs/core/sandbox"
 )
 
 // AgentHeader names the agent a call is for.
@@ -164,6 +165,9 @@ type HTTPOptions struct {
 	AccessLog *log.Logger
 	// QueryLimits bound AgentService.Query (see Service.QueryLimits).
 	QueryLimits core.QueryLimits
+	// MaxLimits is the most a caller may ask of Exec (nil: the normal
+	// profile; limits "none" only when the ceiling is "none").
+	MaxLimits *LimitCeiling
 }
 
 // NewHTTPHandler serves every service over Connect, gRPC and gRPC-Web for
@@ -172,7 +176,10 @@ func NewHTTPHandler(dir *AgentDir, o HTTPOptions) http.Handler {
 	if o.MaxRequestBytes == 0 {
 		o.MaxRequestBytes = 256 << 20
 	}
-	svc := &Service{Version: o.Version, Agents: dir, QueryLimits: o.QueryLimits}
+	if o.MaxLimits == nil {
+		o.MaxLimits = &LimitCeiling{Name: "normal", Limits: sandbox.Normal}
+	}
+	svc := &Service{Version: o.Version, Agents: dir, QueryLimits: o.QueryLimits, MaxLimits: o.MaxLimits}
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(&agentInterceptor{dir: dir}),
 		connect.WithReadMaxBytes(int(o.MaxRequestBytes)),

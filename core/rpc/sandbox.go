@@ -24,14 +24,8 @@ func (s *Service) Exec(ctx context.Context, r *v1.ExecRequest) (*v1.ExecResponse
 		opts.Policy.Readable = append([]string{}, r.Readable...)
 		opts.Policy.Writable = append([]string{}, r.Writable...)
 	}
-	switch r.Limits {
-	case "", "normal":
-		opts.Limits = sandbox.Normal
-	case "none":
-	default:
-		if opts.Limits, err = sandbox.Profile(r.Limits); err != nil {
-			return nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "exec: %v (want normal, hardened or none)", err)
-		}
+	if opts.Limits, err = s.execLimits(r.Limits); err != nil {
+		return nil, err
 	}
 	for _, n := range r.Net {
 		opts.Policy.Net = append(opts.Policy.Net, sandbox.NetRule{Prefix: n.Prefix, Methods: n.Methods, Headers: n.Headers})
@@ -55,6 +49,36 @@ func (s *Service) Exec(ctx context.Context, r *v1.ExecRequest) (*v1.ExecResponse
 		out.Limit = res.Limit.Error()
 	}
 	return out, nil
+}
+
+// execLimits are the limits of an Exec that asked for the profile name,
+// within the server's ceiling.
+func (s *Service) execLimits(name string) (sandbox.Limits, error) {
+	ceil := s.MaxLimits
+	var want sandbox.Limits
+	switch name {
+	case "":
+		// No choice made: the normal profile, or the ceiling when it is
+		// lower.
+		want = sandbox.Normal
+		if ceil != nil && ceil.Name != "none" && !want.Within(ceil.Limits) {
+			want = ceil.Limits
+		}
+		return want, nil
+	case "none":
+		if ceil != nil && ceil.Name != "none" {
+			return want, errorf(v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED, "exec: limits \"none\" are not allowed by this server (its ceiling is %q; the operator allows them with --max-limits none)", ceil.Name)
+		}
+		return want, nil
+	}
+	want, err := sandbox.Profile(name)
+	if err != nil {
+		return want, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "exec: %v (want normal, hardened or none)", err)
+	}
+	if ceil != nil && ceil.Name != "none" && !want.Within(ceil.Limits) {
+		return want, errorf(v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED, "exec: limits %q are above this server's ceiling %q (ask for %q or less)", name, ceil.Name, ceil.Name)
+	}
+	return want, nil
 }
 
 func nilIfEmpty(s []string) []string {

@@ -257,8 +257,12 @@ func (h *handlers) rewrite(ctx context.Context, args []string) []string {
 	case "type":
 		return append([]string{cmdType, "-type"}, args[1:]...)
 	case "eval":
-		if msg := unsupportedSource(strings.Join(args[1:], " ")); msg != "" {
+		src := strings.Join(args[1:], " ")
+		if msg := unsupportedSource(src); msg != "" {
 			return []string{cmdFail, "2", "eval: " + msg}
+		}
+		if out, ok := countBackgroundSource(src); ok {
+			return []string{"eval", out}
 		}
 	case "trap":
 		if len(args) > 2 {
@@ -429,6 +433,8 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 	}
 	errf := func(format string, a ...any) { fmt.Fprintf(stderr, format, a...) }
 	switch name {
+	case cmdBgEnter, cmdBgLeave:
+		return st.background(args)
 	case cmdFail:
 		errf("%s\n", args[2])
 		if args[1] == "126" {
@@ -513,7 +519,10 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 		Lookup:  h.known,
 		Now:     sandbox.opts.Now,
 		Net:     sandbox.net,
+		Mem:     st.b.mem,
 	}
+	// What the command reserved is given back when it returns.
+	defer cmd.ReleaseAll()
 	if !commands.IsDevNull(stdout) {
 		// What a command writes may pile up in memory (a pipe's reader,
 		// a command substitution): it counts against the stream limit.

@@ -43,6 +43,16 @@ type Limits struct {
 	// NetTimeout is the longest one curl request may take (curl exits 28
 	// beyond it); --max-time may only shorten it.
 	NetTimeout time.Duration
+	// MaxMemoryBytes is the memory one Exec may hold. What the utilities
+	// keep (lines to sort, files read whole, sed's spaces, archives) is
+	// reserved before it is kept; what nobody can declare (shell
+	// variables, awk and jq values) is watched through the process heap
+	// (see memguard.go). Past it the script stops with the "memory"
+	// limit.
+	MaxMemoryBytes int64
+	// MaxBackground is how many background jobs ("cmd &") may run at
+	// once; one more stops the script with the "background jobs" limit.
+	MaxBackground int
 }
 
 // Profiles of limits, by name.
@@ -59,6 +69,8 @@ var (
 		// A response is held in memory before it is written out.
 		MaxResponseBytes: 64 << 20,
 		NetTimeout:       30 * time.Second,
+		MaxMemoryBytes:   512 << 20,
+		MaxBackground:    64,
 	}
 	// Hardened suits untrusted scripts: small budgets everywhere.
 	Hardened = Limits{
@@ -71,6 +83,8 @@ var (
 		MaxFSWriteBytes:  64 << 20,
 		MaxResponseBytes: 4 << 20,
 		NetTimeout:       5 * time.Second,
+		MaxMemoryBytes:   64 << 20,
+		MaxBackground:    16,
 	}
 )
 
@@ -91,7 +105,7 @@ const ExitLimit = 124
 
 // LimitError says which limit stopped a script.
 type LimitError struct {
-	Limit string // "commands", "steps", "wall time", "output", "stream", "filesystem writes"
+	Limit string // "commands", "steps", "call depth", "wall time", "output", "stream", "filesystem writes", "memory", "background jobs"
 	Max   int64  // the limit (nanoseconds for wall time)
 }
 
@@ -101,7 +115,7 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("sandbox limit exceeded: wall time %s", time.Duration(e.Max))
 	case "call depth":
 		return fmt.Sprintf("sandbox limit exceeded: call depth %d", e.Max)
-	case "output", "stream", "filesystem writes":
+	case "output", "stream", "filesystem writes", "memory":
 		return fmt.Sprintf("sandbox limit exceeded: %s of %d bytes", e.Limit, e.Max)
 	}
 	return fmt.Sprintf("sandbox limit exceeded: %d %s", e.Max, e.Limit)
@@ -118,6 +132,8 @@ type budget struct {
 	// what reached the caller, for the audit record
 	stdoutBytes, stderrBytes atomic.Int64
 	maybeFuncCalls           atomic.Int64
+	background               atomic.Int64 // background jobs running
+	mem                      *commands.Mem
 	tripped                  atomic.Pointer[LimitError]
 	cancel                   context.CancelFunc
 }
@@ -150,6 +166,34 @@ func (b *budget) addFSWrite(n int64) error {
 		return b.trip(&LimitError{Limit: "filesystem writes", Max: m})
 	}
 	return nil
+}
+
+// newBudget is the budget of one Exec; cancel stops its context.
+func newBudget(l Limits, cancel context.CancelFunc) *budget {
+	b := &budget{limits: l, cancel: cancel}
+	b.mem = commands.NewMem(l.MaxMemoryBytes, func() { b.tripMemory() })
+	return b
+}
+
+func (b *budget) tripMemory() *LimitError {
+	return b.trip(&LimitError{Limit: "memory", Max: b.limits.MaxMemoryBytes})
+}
+
+// Within reports whether every limit of l is at most the same limit of
+// ceiling, a zero (no limit) being above everything.
+func (l Limits) Within(ceiling Limits) bool {
+	le := func(a, c int64) bool { return c == 0 || a != 0 && a <= c }
+	return le(l.MaxCommands, ceiling.MaxCommands) &&
+		le(l.MaxSteps, ceiling.MaxSteps) &&
+		le(int64(l.MaxCallDepth), int64(ceiling.MaxCallDepth)) &&
+		le(int64(l.WallTime), int64(ceiling.WallTime)) &&
+		le(l.MaxOutputBytes, ceiling.MaxOutputBytes) &&
+		le(l.MaxStreamBytes, ceiling.MaxStreamBytes) &&
+		le(l.MaxFSWriteBytes, ceiling.MaxFSWriteBytes) &&
+		le(l.MaxResponseBytes, ceiling.MaxResponseBytes) &&
+		le(int64(l.NetTimeout), int64(ceiling.NetTimeout)) &&
+		le(l.MaxMemoryBytes, ceiling.MaxMemoryBytes) &&
+		le(int64(l.MaxBackground), int64(ceiling.MaxBackground))
 }
 
 // stepContext counts interpreter steps: the interpreter asks Err before

@@ -255,14 +255,16 @@ func (se *Session) Exec(ctx context.Context, script string, opts ExecOptions) (R
 		runCtx, cancel = context.WithTimeout(ctx, s.opts.Limits.WallTime)
 	}
 	defer cancel()
-	b := &budget{limits: s.opts.Limits, cancel: cancel}
+	b := newBudget(s.opts.Limits, cancel)
 	st := &execState{b: b, fs: &guardFS{fs: s.fs, readable: cleanPrefixes(s.pol.Readable), writable: cleanPrefixes(s.pol.Writable), b: b, umask: s.pol.Umask}}
 	st.stdout = &limitWriter{mu: &outMu, w: outW, b: b, counter: &b.output, own: &b.stdoutBytes, max: s.opts.Limits.MaxOutputBytes, name: "output", closed: &st.closed}
 	st.stderr = &limitWriter{mu: &outMu, w: errW, b: b, counter: &b.output, own: &b.stderrBytes, max: s.opts.Limits.MaxOutputBytes, name: "output", closed: &st.closed}
 	se.run.Store(st)
 
 	res := Result{}
+	unwatch := guard.watch(b)
 	code, exited, limitErr, callerErr := se.runScript(runCtx, ctx, script, dir, opts, st)
+	unwatch()
 	// Background jobs still running stop here: their context ends and
 	// the handlers refuse to serve them.
 	cancel()
@@ -302,6 +304,7 @@ func (se *Session) runScript(runCtx, callerCtx context.Context, script, dir stri
 		fmt.Fprintf(st.stderr, "agentfs-sh: %s\n", msg)
 		return 2, false, nil, nil
 	}
+	countBackground(file)
 	r := se.runner
 	if dir != r.Dir {
 		if fst, err := se.s.fs.Stat(dir); err != nil || !fst.IsDir() {

@@ -258,13 +258,9 @@ func TestLimits_ForkBomb(t *testing.T) {
 		`while :; do (while :; do :; done) & done`,
 		`f() { f; }; f`,
 	} {
-		start := time.Now()
 		res := run(t, sb, script)
 		if res.ExitCode != sandbox.ExitLimit || res.Limit == nil || !strings.Contains(res.Stderr, "sandbox limit exceeded") {
 			t.Errorf("%s: exit %d limit %v stderr %q", script, res.ExitCode, res.Limit, res.Stderr)
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("%s: took %v", script, d)
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -76,7 +75,11 @@ func (h *handlers) runShell(ctx context.Context, st *execState, inv commands.Inv
 			}
 			script = string(data)
 		} else {
-			data, err := io.ReadAll(inv.Stdin)
+			// "yes | sh" must not read without end: the script read
+			// from stdin counts against the memory budget.
+			reader := &commands.Cmd{Ctx: ctx, Mem: st.b.mem}
+			data, err := reader.ReadAllFrom(inv.Stdin, 0)
+			reader.ReleaseAll()
 			if err != nil {
 				return 1
 			}
@@ -93,6 +96,7 @@ func (h *handlers) runShell(ctx context.Context, st *execState, inv commands.Inv
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, msg)
 		return 2
 	}
+	countBackground(file)
 	senv := newEnviron(h.sess.s.pol)
 	senv.vars = map[string]expand.Variable{}
 	for _, kv := range env.list() {

@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -83,4 +87,34 @@ func serveToken(cmd *cobra.Command, tokenFile string) (string, error) {
 		return "", usageError(cmd, "--token-file %s is empty", tokenFile)
 	}
 	return token, nil
+}
+
+// serveSignals returns a context that ends at the first SIGINT or
+// SIGTERM, so that a server stops accepting and cancels the work in
+// flight (scripts, queries); a second signal exits the process at once
+// (status 130), for a shutdown that hangs. stop releases the signals.
+func serveSignals(parent context.Context, w io.Writer) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+		case <-done:
+			return
+		}
+		cancel()
+		select {
+		case <-sig:
+			fmt.Fprintln(w, "agentfs: second signal: exiting now")
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel()
+	}
 }

@@ -2,36 +2,41 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"strings"
-	"syscall"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/httpguard"
 	"github.com/agentfs-go/agentfs/core/rpc"
 )
 
 func init() { registerServe(newServeHTTPCmd) }
 
 func newServeHTTPCmd() *cobra.Command {
-	var listen, data, tokenFile string
-	var maxBytes, querySteps, queryBytes int64
+	var listen, data, tokenFile, maxLimits string
+	var maxBytes, querySteps, queryBytes, memLimit int64
 	var quiet bool
 	c := &cobra.Command{
 		Use:   "http",
 		Short: "Serve many agents over HTTP (Connect, gRPC and gRPC-Web)",
 		Long: `Serve every agent under a data directory (DIR/ID.db) over HTTP with the
 API of spec/proto: Connect (application/proto and application/json), gRPC
-and gRPC-Web, on one port, until interrupted (Ctrl-C or SIGTERM finish the
+and gRPC-Web, on one port, until interrupted (Ctrl-C or SIGTERM cancel the
 requests in flight, then close the databases).
+
+Exec runs scripts in the in-process sandbox under the limits the caller
+asks for ("hardened", "normal"), never above --max-limits (default
+normal): a caller asking for more, or for "none", is refused with
+PERMISSION_DENIED unless the operator passes --max-limits none. Every
+script has a memory budget, and the process a memory limit
+(--memory-limit). SIGINT or SIGTERM stops accepting, cancels the scripts
+and queries in flight and exits; a second signal exits at once.
 
 Each call names its agent with the Agentfs-Agent header; AgentService's
 CreateAgent and ListAgents manage the directory. GET /healthz answers "ok".
@@ -46,19 +51,24 @@ The token never appears in logs.
     -H 'Content-Type: application/json' -H 'Authorization: Bearer s3cret' -d '{}'`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			token := os.Getenv("AGENTFS_TOKEN")
-			if tokenFile != "" {
-				b, err := os.ReadFile(tokenFile)
-				if err != nil {
-					return err
-				}
-				token = strings.TrimSpace(string(b))
-				if token == "" {
-					return usageError(cmd, "--token-file %s is empty", tokenFile)
-				}
+			token, err := serveToken(cmd, tokenFile)
+			if err != nil {
+				return err
 			}
 			if querySteps <= 0 || queryBytes <= 0 {
 				return usageError(cmd, "--query-max-steps and --query-max-bytes must be positive")
+			}
+			ceiling, err := rpc.ParseLimitCeiling(maxLimits)
+			if err != nil {
+				return usageError(cmd, "--max-limits: %v (or none, which lets callers run scripts without limits)", err)
+			}
+			if memLimit < 0 {
+				return usageError(cmd, "--memory-limit must be 0 (none) or a number of bytes, not %d", memLimit)
+			}
+			if memLimit > 0 {
+				// The collector works harder near it, and the sandbox
+				// stops the running scripts at 90% of it.
+				debug.SetMemoryLimit(memLimit)
 			}
 			if _, _, err := net.SplitHostPort(listen); err != nil {
 				return usageError(cmd, "bad --listen address %q: %v (want HOST:PORT, e.g. 127.0.0.1:7777)", listen, err)
@@ -68,12 +78,8 @@ The token never appears in logs.
 				return err
 			}
 			defer ln.Close()
-			loopback := false
-			if a, ok := ln.Addr().(*net.TCPAddr); ok && a.IP.IsLoopback() {
-				loopback = true
-			}
 			w := cmd.ErrOrStderr()
-			if !loopback {
+			if !httpguard.LoopbackAddr(ln.Addr()) {
 				if token == "" {
 					return usageError(cmd, "listening on %s, which is not a loopback address, needs a token: set AGENTFS_TOKEN or pass --token-file", ln.Addr())
 				}
@@ -93,7 +99,7 @@ The token never appears in logs.
 				access = log.New(w, "agentfs: ", log.LstdFlags)
 			}
 			h := rpc.NewHTTPHandler(dir, rpc.HTTPOptions{Version: Version, Token: token, MaxRequestBytes: maxBytes, AccessLog: access,
-				QueryLimits: core.QueryLimits{Steps: querySteps, MaxBytes: queryBytes}})
+				QueryLimits: core.QueryLimits{Steps: querySteps, MaxBytes: queryBytes}, MaxLimits: ceiling})
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 			srv.Protocols = new(http.Protocols)
 			srv.Protocols.SetHTTP1(true)
@@ -104,8 +110,11 @@ The token never appears in logs.
 			}
 			fmt.Fprintf(w, "agentfs: serving the agents of %s at http://%s (%s; Ctrl-C stops)\n", data, ln.Addr(), auth)
 
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := serveSignals(cmd.Context(), w)
 			defer stop()
+			// Every request runs under ctx: at the signal the scripts
+			// and queries in flight are cancelled and answer at once.
+			srv.BaseContext = func(net.Listener) context.Context { return ctx }
 			errc := make(chan error, 1)
 			go func() { errc <- srv.Serve(ln) }()
 			select {
@@ -113,11 +122,12 @@ The token never appears in logs.
 				return err
 			case <-ctx.Done():
 			}
-			fmt.Fprintln(w, "agentfs: shutting down: finishing the requests in flight")
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			fmt.Fprintln(w, "agentfs: shutting down: cancelling the requests in flight")
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				return err
+			if err := srv.Shutdown(sctx); err != nil {
+				// A handler that did not end in time is cut off.
+				srv.Close()
 			}
 			return nil
 		},
@@ -129,5 +139,7 @@ The token never appears in logs.
 	c.Flags().Int64Var(&querySteps, "query-max-steps", core.DefaultQuerySteps, "AgentService.Query: stop a statement after this many steps of SQLite's virtual machine")
 	c.Flags().Int64Var(&queryBytes, "query-max-bytes", core.DefaultQueryMaxBytes, "AgentService.Query: largest result (text and blob bytes, plus 8 per value)")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no access log")
+	c.Flags().StringVar(&maxLimits, "max-limits", "normal", "the most a caller may ask of Exec: hardened, normal, or none (callers may then run scripts without limits); above it Exec is refused with PERMISSION_DENIED")
+	c.Flags().Int64Var(&memLimit, "memory-limit", 4<<30, "memory limit of the server process in bytes (Go's soft limit; running scripts are stopped at 90% of it); 0: none")
 	return c
 }

@@ -8,10 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -100,7 +97,7 @@ An MCP client configuration (Claude Desktop and others):
 			if cmd.Flags().Changed("tools") && len(opts.Tools) == 0 {
 				return usageError(cmd, "--tools is empty")
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := serveSignals(cmd.Context(), cmd.ErrOrStderr())
 			defer stop()
 			return withAgent(cmd, args[0], core.Options{}, func(a *core.Agent) error {
 				srv := mcpserver.New(a, opts)
@@ -189,7 +186,8 @@ func serveMCPHTTP(ctx context.Context, cmd *cobra.Command, srv *mcpserver.Server
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "agentfs: warning: listening on %s, which is not a loopback address: anyone with the token who can reach this port can read and write the agent. Prefer TLS in front (a reverse proxy).\n", ln.Addr())
 	}
-	hs := &http.Server{Handler: srv.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second}
+	// Requests run under ctx: a signal cancels the scripts in flight.
+	hs := &http.Server{Handler: srv.HTTPHandler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	fmt.Fprintf(cmd.ErrOrStderr(), "agentfs: serving %s over MCP at http://%s/mcp (streamable HTTP; Ctrl-C stops)\n", a.Path(), ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -3,10 +3,7 @@ package cmd
 import (
 	"fmt"
 	"net"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -49,7 +46,7 @@ With a kernel NFS client (Linux):
 			if port < 0 || port > 65535 {
 				return usageError(cmd, "--port must be from 0 to 65535 (0 picks a free port), not %d", port)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := serveSignals(cmd.Context(), cmd.ErrOrStderr())
 			defer stop()
 			return withAgent(cmd, args[0], core.Options{}, func(a *core.Agent) error {
 				ln, err := listenTCP(cmd, net.JoinHostPort(bind, strconv.Itoa(port)))

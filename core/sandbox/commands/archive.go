@@ -39,13 +39,15 @@ func gzipBytes(data []byte, level int, name string, mtime vfs.Stat) ([]byte, err
 	return b.Bytes(), nil
 }
 
-func gunzipBytes(data []byte) ([]byte, error) {
+func gunzipBytes(c *Cmd, data []byte) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("not in gzip format")
 	}
 	defer zr.Close()
-	return io.ReadAll(zr)
+	// What a small archive expands to is counted: a gzip bomb stops at
+	// the memory limit.
+	return c.ReadAllFrom(zr, 0)
 }
 
 func runGzip(c *Cmd, decompress, toStdout bool) int {
@@ -85,7 +87,7 @@ func runGzip(c *Cmd, decompress, toStdout bool) int {
 				status = 2
 				continue
 			}
-			out, err = gunzipBytes(data)
+			out, err = gunzipBytes(c, data)
 		} else {
 			out, err = gzipBytes(data, level, baseName(f, ""), st)
 		}

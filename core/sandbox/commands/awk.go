@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/benhoyt/goawk/interp"
@@ -24,14 +25,24 @@ func init() {
 
 var awkAssign = regexp.MustCompile(`^[_a-zA-Z][_a-zA-Z0-9]*=`)
 
-const awkFilenameFunc = "_agentfs_filename"
+const (
+	awkFilenameFunc = "_agentfs_filename"
+	awkTickFunc     = "_agentfs_tick"
+)
 
-// rewriteFilename replaces the variable FILENAME by a call to the Go
-// function that knows the current file.
-func rewriteFilename(src string) string {
-	if !strings.Contains(src, "FILENAME") {
-		return src
-	}
+// rewriteAwk replaces the variable FILENAME by a call to the Go function
+// that knows the current file, and puts a call of the tick function
+// (which fails once the run is cancelled) in every loop and function:
+// GoAWK looks at the context only every 1000 instructions, and
+// 'while (1) s = s s' doubles a string a few hundred times in that many,
+// far past any memory. The tick goes
+//
+//   - into the condition of while, do-while and for(;;) loops:
+//     "while (T() && (COND))", "for (I; T() && (COND); S)";
+//   - at the start of the body of for-in loops and of functions
+//     (recursion): "{ T(); ...", or "if (T()) STMT" for a body without
+//     braces.
+func rewriteAwk(src string) string {
 	lines := strings.SplitAfter(src, "\n")
 	offset := func(p lexer.Position) int {
 		n := 0
@@ -40,9 +51,25 @@ func rewriteFilename(src string) string {
 		}
 		return n + p.Column - 1
 	}
+	type edit struct {
+		at, drop int
+		text     string
+	}
+	var edits []edit
+	insert := func(at int, text string) { edits = append(edits, edit{at: at, text: text}) }
+	type paren struct {
+		kind  lexer.Token // WHILE, FOR, FUNCTION, or ILLEGAL for others
+		open  int         // offset just after "("
+		semis []int       // offsets of the ";" of a for(;;) head
+	}
+	var stack []paren
+	tick := awkTickFunc + "()"
 	l := lexer.NewLexer([]byte(src))
-	var spots []int
 	prev := lexer.NEWLINE
+	funcHeader := false
+	// bodyAt: the next statement is the body of a for-in loop (or of a
+	// function, brace only) that needs a tick.
+	bodyAt, bodyKind := -1, lexer.ILLEGAL
 	for {
 		pos, tok, val := l.Scan()
 		if tok == lexer.EOF || tok == lexer.ILLEGAL {
@@ -55,16 +82,73 @@ func rewriteFilename(src string) string {
 				pos, tok, val = l.ScanRegex()
 			}
 		}
-		if tok == lexer.NAME && val == "FILENAME" {
-			spots = append(spots, offset(pos))
+		at := offset(pos)
+		if bodyAt >= 0 && tok != lexer.NEWLINE {
+			switch {
+			case tok == lexer.LBRACE:
+				insert(at+1, " "+tick+";")
+			case bodyKind == lexer.FOR:
+				insert(bodyAt, " if ("+tick+")")
+			}
+			bodyAt = -1
+		}
+		switch tok {
+		case lexer.NAME:
+			if val == "FILENAME" && at+8 <= len(src) && src[at:at+8] == "FILENAME" {
+				edits = append(edits, edit{at: at, drop: 8, text: awkFilenameFunc + "()"})
+			}
+		case lexer.FUNCTION:
+			funcHeader = true
+		case lexer.LPAREN:
+			kind := lexer.ILLEGAL
+			switch {
+			case prev == lexer.WHILE || prev == lexer.FOR:
+				kind = prev
+			case funcHeader && len(stack) == 0:
+				kind, funcHeader = lexer.FUNCTION, false
+			}
+			stack = append(stack, paren{kind: kind, open: at + 1})
+		case lexer.SEMICOLON:
+			if n := len(stack); n > 0 && stack[n-1].kind == lexer.FOR {
+				stack[n-1].semis = append(stack[n-1].semis, at)
+			}
+		case lexer.RPAREN:
+			n := len(stack)
+			if n == 0 {
+				break
+			}
+			p := stack[n-1]
+			stack = stack[:n-1]
+			switch p.kind {
+			case lexer.WHILE:
+				insert(p.open, tick+" && (")
+				insert(at, ")")
+			case lexer.FOR:
+				if len(p.semis) >= 2 {
+					s1, s2 := p.semis[0], p.semis[1]
+					if strings.TrimSpace(src[s1+1:s2]) == "" {
+						insert(s1+1, " "+tick)
+					} else {
+						insert(s1+1, " "+tick+" && (")
+						insert(s2, ")")
+					}
+				} else {
+					bodyAt, bodyKind = at+1, lexer.FOR
+				}
+			case lexer.FUNCTION:
+				bodyAt, bodyKind = at+1, lexer.FUNCTION
+			}
 		}
 		prev = tok
 	}
-	for i := len(spots) - 1; i >= 0; i-- {
-		o := spots[i]
-		if o >= 0 && o+8 <= len(src) && src[o:o+8] == "FILENAME" {
-			src = src[:o] + awkFilenameFunc + "()" + src[o+8:]
+	// Apply from the end, so that earlier offsets stay valid; at equal
+	// offsets, in the order found.
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].at > edits[j].at })
+	for _, e := range edits {
+		if e.at < 0 || e.at+e.drop > len(src) {
+			continue
 		}
+		src = src[:e.at] + e.text + src[e.at+e.drop:]
 	}
 	return src
 }
@@ -156,15 +240,24 @@ operands:
 		progSrc, args = args[0], args[1:]
 	}
 	in := &awkInput{c: c}
-	funcs := map[string]any{awkFilenameFunc: func() string {
-		if in.current == "-" {
-			return ""
-		}
-		return in.current
-	}}
-	prog, err := parser.ParseProgram([]byte(rewriteFilename(progSrc)), &parser.ParserConfig{Funcs: funcs})
+	funcs := map[string]any{
+		awkFilenameFunc: func() string {
+			if in.current == "-" {
+				return ""
+			}
+			return in.current
+		},
+		awkTickFunc: func() (int, error) {
+			if c.Cancelled() {
+				return 0, ErrStop
+			}
+			return 1, nil
+		},
+	}
+	prog, err := parser.ParseProgram([]byte(rewriteAwk(progSrc)), &parser.ParserConfig{Funcs: funcs})
 	if err != nil {
 		msg := strings.ReplaceAll(err.Error(), awkFilenameFunc+"()", "FILENAME")
+		msg = strings.ReplaceAll(msg, awkTickFunc+"() && ", "")
 		c.Errorf("%s", msg)
 		return 2
 	}

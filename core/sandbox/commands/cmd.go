@@ -2,7 +2,6 @@ package commands
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -94,6 +93,10 @@ type Cmd struct {
 	// Net is the network curl may use under the sandbox's policy; nil
 	// means none.
 	Net *Net
+	// Mem is the run's memory budget (nil: none); see Reserve.
+	Mem *Mem
+
+	held int64 // bytes of Mem this command reserved
 }
 
 // Name is the command's name as invoked.
@@ -347,12 +350,23 @@ func (c *Cmd) Create(name string, appendMode bool) (File, error) {
 }
 
 // ReadAll reads a whole input file ("-" is stdin); a directory is EISDIR.
+// What it returns is reserved in the run's memory budget until the
+// command returns, or until it calls Release(len(data)).
 func (c *Cmd) ReadAll(name string) ([]byte, error) {
 	if name != "-" {
 		if p := c.Abs(name); !IsDevice(strings.TrimSuffix(p, "/")) {
 			// One resolution and one query, instead of open, stat and
 			// reads: this is the path of grep, cat, sort... on every file.
-			return c.FS.ReadFile(p)
+			// The data is counted once read: a file in the database is
+			// bounded already, and a stat first would cost a query.
+			data, err := c.FS.ReadFile(p)
+			if err == nil {
+				err = c.Reserve(int64(len(data)))
+			}
+			if err != nil {
+				return nil, err
+			}
+			return data, nil
 		}
 	}
 	f, err := c.Open(name, true)
@@ -366,12 +380,11 @@ func (c *Cmd) ReadAll(name string) ([]byte, error) {
 	}
 	// Size the buffer from the file: io.ReadAll starts at 512 bytes and
 	// would take several reads (each a database query) per small file.
-	var b bytes.Buffer
-	if err == nil && st.Size > 0 && st.Size < 1<<30 {
-		b.Grow(int(st.Size) + 1)
+	hint := int64(0)
+	if err == nil {
+		hint = st.Size
 	}
-	_, err = b.ReadFrom(f)
-	return b.Bytes(), err
+	return c.ReadAllFrom(f, hint)
 }
 
 // Stat follows symlinks; devices are answered virtually.

@@ -395,7 +395,7 @@ func curlData(c *Cmd, opt, v string) (string, error) {
 		var data []byte
 		var err error
 		if f == "-" {
-			data, err = io.ReadAll(c.Stdin)
+			data, err = c.ReadAllFrom(c.Stdin, 0)
 		} else {
 			data, err = c.FS.ReadFile(c.Abs(f))
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/agentfs-go/agentfs/core/vfs"
-	"io"
 	"path"
 	"regexp"
 	"strconv"
@@ -216,7 +215,7 @@ func globMatch(pattern, name string) bool {
 func (g *grepper) file(name string, top bool, known *vfs.Stat) {
 	c := g.c
 	if name == "-" {
-		data, err := io.ReadAll(c.Stdin)
+		data, err := c.ReadAllFrom(c.Stdin, 0)
 		if err != nil {
 			g.errored = true
 			return
@@ -226,6 +225,7 @@ func (g *grepper) file(name string, top bool, known *vfs.Stat) {
 			shown = g.label
 		}
 		g.scan(shown, data)
+		c.Release(int64(len(data)))
 		return
 	}
 	display := name
@@ -311,6 +311,8 @@ func (g *grepper) file(name string, top bool, known *vfs.Stat) {
 		return
 	}
 	g.scan(display, data)
+	// One file at a time: its bytes leave the budget with it.
+	c.Release(int64(len(data)))
 }
 
 func (g *grepper) isWordAt(line string, loc []int) bool {

@@ -99,7 +99,7 @@ func runBase64(c *Cmd) int {
 	}
 	w := c.bufOut()
 	status := c.Inputs(files, func(name string, r io.Reader) error {
-		data, err := io.ReadAll(r)
+		data, err := c.ReadAllFrom(r, 0)
 		if err != nil {
 			return err
 		}

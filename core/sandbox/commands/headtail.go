@@ -112,9 +112,9 @@ func runHeadTail(c *Cmd, head bool) int {
 		first = false
 		var err error
 		if head {
-			err = headStream(w, r, count, sign == '-', bytesMode, delim)
+			err = headStream(c, w, r, count, sign == '-', bytesMode, delim)
 		} else {
-			err = tailStream(w, r, count, sign == '+', bytesMode, delim)
+			err = tailStream(c, w, r, count, sign == '+', bytesMode, delim)
 		}
 		if err == nil {
 			err = w.Flush()
@@ -124,7 +124,7 @@ func runHeadTail(c *Cmd, head bool) int {
 	return exitWrite(c, w.Flush(), status)
 }
 
-func headStream(w *bufio.Writer, r io.Reader, n int64, allBut, bytesMode bool, delim byte) error {
+func headStream(c *Cmd, w *bufio.Writer, r io.Reader, n int64, allBut, bytesMode bool, delim byte) error {
 	if bytesMode {
 		if !allBut {
 			_, err := io.CopyN(w, r, n)
@@ -133,7 +133,7 @@ func headStream(w *bufio.Writer, r io.Reader, n int64, allBut, bytesMode bool, d
 			}
 			return err
 		}
-		data, err := io.ReadAll(r)
+		data, err := c.ReadAllFrom(r, 0)
 		if err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func headStream(w *bufio.Writer, r io.Reader, n int64, allBut, bytesMode bool, d
 		}
 		return nil
 	}
-	data, err := io.ReadAll(br)
+	data, err := c.ReadAllFrom(br, 0)
 	if err != nil {
 		return err
 	}
@@ -192,8 +192,8 @@ func splitKeep(data []byte, delim byte) [][]byte {
 	return out
 }
 
-func tailStream(w *bufio.Writer, r io.Reader, n int64, fromStart, bytesMode bool, delim byte) error {
-	data, err := io.ReadAll(r)
+func tailStream(c *Cmd, w *bufio.Writer, r io.Reader, n int64, fromStart, bytesMode bool, delim byte) error {
+	data, err := c.ReadAllFrom(r, 0)
 	if err != nil {
 		return err
 	}

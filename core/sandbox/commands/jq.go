@@ -128,7 +128,7 @@ func runJq(c *Cmd) int {
 	// Collect the inputs.
 	var data []byte
 	st := c.Inputs(files, func(name string, r io.Reader) error {
-		b, err := io.ReadAll(r)
+		b, err := c.ReadAllFrom(r, 0)
 		data = append(data, b...)
 		return err
 	})

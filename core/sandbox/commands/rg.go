@@ -173,9 +173,11 @@ func runRg(c *Cmd) int {
 			continue
 		}
 		if bytes.IndexByte(data, 0) >= 0 {
+			c.Release(int64(len(data)))
 			continue // binary
 		}
 		g.scan(f, data)
+		c.Release(int64(len(data)))
 		if g.w.Len() > 32<<10 {
 			if _, err := c.Stdout.Write(g.w.Bytes()); err != nil {
 				return exitWrite(c, err, 2)

@@ -500,6 +500,12 @@ type sedRun struct {
 	// pendingNL: the last line printed lacked its newline, as its input
 	// line did; it is added before anything printed after it.
 	pendingNL bool
+	// held keeps the pattern and hold spaces and the append queue in the
+	// run's memory budget; ops counts commands run, to look at the
+	// context every 1024 of them (a branch loop reads no input).
+	held     *Held
+	appendSz int
+	ops      uint
 }
 
 type sedInput struct {
@@ -513,6 +519,7 @@ type sedInput struct {
 	status    int
 	delim     byte
 	name      string
+	curSize   int64 // bytes of the current file, reserved in the budget
 }
 
 func (in *sedInput) open() bool {
@@ -534,7 +541,11 @@ func (in *sedInput) open() bool {
 			in.status = 2
 			continue
 		}
-		data, err := io.ReadAll(f)
+		// The previous file's bytes are dropped: one file at a time
+		// counts against the memory budget.
+		in.c.Release(in.curSize)
+		in.curSize = 0
+		data, err := in.c.ReadAllFrom(f, 0)
 		f.Close()
 		if err != nil {
 			in.c.Errorf("read error on %s: %s", name, ErrText(err))
@@ -543,6 +554,7 @@ func (in *sedInput) open() bool {
 		}
 		in.name = name
 		in.cur = bufio.NewReader(bytes.NewReader(data))
+		in.curSize = int64(len(data))
 	}
 	return true
 }
@@ -644,7 +656,7 @@ func runSed(c *Cmd) (exit int) {
 		}
 		args = []string{"-"}
 	}
-	run := &sedRun{c: c, cmds: cmds, quiet: o.has("n"), nul: o.has("z"), quit: -1, wfiles: map[string]File{}, rfiles: map[string]*bufio.Reader{}}
+	run := &sedRun{c: c, cmds: cmds, quiet: o.has("n"), nul: o.has("z"), quit: -1, wfiles: map[string]File{}, rfiles: map[string]*bufio.Reader{}, held: c.NewHeld()}
 	defer func() {
 		if !run.closeWfiles() && exit == 0 {
 			exit = 4
@@ -868,6 +880,7 @@ func (r *sedRun) flushAppend() {
 		r.put(a)
 	}
 	r.appendQ = r.appendQ[:0]
+	r.appendSz = 0
 }
 
 func (r *sedRun) exec(labels map[string]int) {
@@ -895,6 +908,15 @@ func (r *sedRun) cycle(labels map[string]int) bool {
 	deleted := false
 	restart := false
 	for pc := 0; pc < len(r.cmds); pc++ {
+		// ":a;ba" and "G;ba" loop here without reading input: the run's
+		// context and memory budget are checked in the loop itself.
+		r.ops++
+		if r.ops&1023 == 0 && r.c.Cancelled() {
+			return true
+		}
+		if r.held != nil && r.held.Set(int64(len(r.pat)+len(r.hold)+r.appendSz)) != nil {
+			return true
+		}
 		cmd := r.cmds[pc]
 		if cmd.name == '}' || cmd.name == ':' {
 			continue
@@ -915,6 +937,7 @@ func (r *sedRun) cycle(labels map[string]int) bool {
 			r.put(fmt.Sprintf("%d\n", r.lineNo))
 		case 'a':
 			r.appendQ = append(r.appendQ, cmd.text+"\n")
+			r.appendSz += len(cmd.text) + 1 + lineCost
 		case 'i':
 			r.put(cmd.text + "\n")
 		case 'c':
@@ -1022,6 +1045,7 @@ func (r *sedRun) cycle(labels map[string]int) bool {
 					s += "\n"
 				}
 				r.appendQ = append(r.appendQ, s)
+				r.appendSz += len(s) + lineCost
 			}
 		case 'R':
 			br, ok := r.rfiles[cmd.text]
@@ -1037,6 +1061,7 @@ func (r *sedRun) cycle(labels map[string]int) bool {
 						l += "\n"
 					}
 					r.appendQ = append(r.appendQ, l)
+					r.appendSz += len(l) + lineCost
 				}
 			}
 		case 'w', 'W':

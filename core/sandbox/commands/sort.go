@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"slices"
 	"strconv"
@@ -323,21 +325,29 @@ func runSort(c *Cmd) int {
 	}
 	var lines []string
 	status := c.Inputs(files, func(name string, r io.Reader) error {
-		data, err := io.ReadAll(r)
+		data, err := c.ReadAllFrom(r, 0)
 		if err != nil {
 			return err
 		}
 		if len(data) > 0 {
 			data = bytes.TrimSuffix(data, []byte{delim})
 			for _, l := range bytes.Split(data, []byte{delim}) {
+				// Each line is a copy of its bytes and a string header
+				// in the list (and one more in the list's spare room).
+				if err := c.Reserve(int64(len(l)) + 2*lineCost); err != nil {
+					return err
+				}
 				lines = append(lines, string(l))
 			}
 		}
+		// The input's bytes were copied into the lines.
+		c.Release(int64(len(data)))
 		return nil
 	})
-	if status != 0 {
+	if status != 0 || c.Cancelled() {
 		return 2
 	}
+
 	stable, unique := o.has("s"), o.has("u")
 	cmp := func(a, b string) int {
 		if len(keys) == 0 {
@@ -357,7 +367,11 @@ func runSort(c *Cmd) int {
 		}
 		return 0
 	}
+	calls := 0
 	full := func(a, b string) int {
+		if calls++; calls&0xffff == 0 && c.Cancelled() {
+			panic(errSortCancelled)
+		}
 		if r := cmp(a, b); r != 0 {
 			return r
 		}
@@ -382,13 +396,18 @@ func runSort(c *Cmd) int {
 		}
 		return 0
 	}
-	if stable || unique {
-		// Equal keys keep their input order (-s), and -u keeps the first.
-		slices.SortStableFunc(lines, full)
-	} else {
-		// full breaks every tie with the whole line, so order among
-		// equal elements cannot show: pdqsort, O(n log n).
-		slices.SortFunc(lines, full)
+	sorted := cancellable(func() {
+		if stable || unique {
+			// Equal keys keep their input order (-s), and -u keeps the first.
+			slices.SortStableFunc(lines, full)
+		} else {
+			// full breaks every tie with the whole line, so order among
+			// equal elements cannot show: pdqsort, O(n log n).
+			slices.SortFunc(lines, full)
+		}
+	})
+	if !sorted {
+		return 2
 	}
 	if unique {
 		out := lines[:0]
@@ -409,11 +428,32 @@ func runSort(c *Cmd) int {
 		defer f.Close()
 		w = f
 	}
-	var buf bytes.Buffer
+	bw := bufio.NewWriterSize(w, 32<<10)
 	for _, l := range lines {
-		buf.WriteString(l)
-		buf.WriteByte(delim)
+		bw.WriteString(l)
+		if err := bw.WriteByte(delim); err != nil {
+			break
+		}
 	}
-	_, err := w.Write(buf.Bytes())
-	return exitWrite(c, err, 0)
+	return exitWrite(c, bw.Flush(), 0)
+}
+
+// Sorting millions of lines is CPU without any stream to notice a
+// cancelled run: the comparisons look at the context every 64Ki calls
+// and unwind the sort with this panic, which cancellable recovers.
+var errSortCancelled = errors.New("sort: cancelled")
+
+// cancellable runs fn and reports whether it ran to its end (false:
+// fn unwound with errSortCancelled).
+func cancellable(fn func()) (done bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errSortCancelled {
+				panic(r)
+			}
+			done = false
+		}
+	}()
+	fn()
+	return true
 }

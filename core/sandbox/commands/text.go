@@ -2,6 +2,7 @@ package commands
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -105,12 +106,16 @@ func runUniq(c *Cmd) int {
 		group = group[:0]
 	}
 	status := c.Inputs(in, func(name string, r io.Reader) error {
-		data, err := io.ReadAll(r)
+		data, err := c.ReadAllFrom(r, 0)
 		if err != nil {
 			return err
 		}
 		if len(data) == 0 {
 			return nil
+		}
+		// A string copy of the input and a header per line.
+		if err := c.Reserve(int64(len(data)) + lineCost*int64(bytes.Count(data, []byte{delim})+1)); err != nil {
+			return err
 		}
 		for _, l := range strings.Split(strings.TrimSuffix(string(data), string(delim)), string(delim)) {
 			if len(group) > 0 && keyOf(group[0]) != keyOf(l) {
@@ -276,8 +281,12 @@ func runTac(c *Cmd) int {
 	}
 	w := c.bufOut()
 	status := c.Inputs(files, func(name string, r io.Reader) error {
-		data, err := io.ReadAll(r)
+		data, err := c.ReadAllFrom(r, 0)
 		if err != nil {
+			return err
+		}
+		// A slice header per line.
+		if err := c.Reserve(24 * int64(bytes.Count(data, []byte{'\n'})+1)); err != nil {
 			return err
 		}
 		lines := splitKeep(data, '\n')

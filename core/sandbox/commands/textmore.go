@@ -127,7 +127,7 @@ func runPaste(c *Cmd) int {
 	}
 	var stdinLines []string
 	if dashes > 0 {
-		data, err := io.ReadAll(c.Stdin)
+		data, err := c.ReadAllFrom(c.Stdin, 0)
 		if err != nil {
 			c.PathError("-", err)
 			return 1
@@ -554,7 +554,7 @@ func runOd(c *Cmd) int {
 	}
 	var data []byte
 	status := c.Inputs(files, func(name string, r io.Reader) error {
-		b, err := io.ReadAll(r)
+		b, err := c.ReadAllFrom(r, 0)
 		data = append(data, b...)
 		return err
 	})

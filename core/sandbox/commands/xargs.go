@@ -70,7 +70,7 @@ func runXargs(c *Cmd) int {
 		defer f.Close()
 		in = f
 	}
-	data, err := io.ReadAll(in)
+	data, err := c.ReadAllFrom(in, 0)
 	if err != nil {
 		return c.Fail("read error: %s", ErrText(err))
 	}

@@ -131,7 +131,9 @@ func (a *Agent) Fsck(ctx context.Context, repair bool) (*FsckReport, error) {
 		if err != nil {
 			return err
 		}
-		b, _ := json.Marshal(append(live, open...))
+		// Never "null": json_each would yield one NULL, and NOT IN a
+		// list with a NULL is never true.
+		b, _ := json.Marshal(append(append([]int64{}, live...), open...))
 		spare = string(b)
 		return nil
 	}

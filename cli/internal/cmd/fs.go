@@ -2,7 +2,7 @@ package cmd
 
 import (
 	"bufio"
-	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -79,38 +79,18 @@ func copyPieces(dst io.Writer, src io.Reader, buf []byte, progress func(n int)) 
 	}
 }
 
-// smallFile is the size up to which a file is written in one transaction;
-// larger content is streamed through an open file in pieces.
+// smallFile is the size up to which an import reads a host file whole
+// and writes it with WriteFile; larger files are streamed. Both are one
+// atomic replacement.
 const smallFile = 4 << 20
 
 // writeStream makes the content of r the content of the file p (created
-// with perm if missing). Content up to smallFile bytes is written
-// atomically; longer content is streamed in pieces, so memory stays
-// bounded whatever the size.
-func writeStream(f *vfs.FS, p string, r io.Reader, perm uint32, parents bool) error {
-	head, err := io.ReadAll(io.LimitReader(r, smallFile+1))
-	if err != nil {
-		return err
-	}
-	if len(head) <= smallFile {
-		return f.WriteFile(p, head, vfs.WriteOptions{Perm: perm, CreateParents: parents})
-	}
-	if parents {
-		if dir := path.Dir(p); dir != "/" {
-			if err := f.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-		}
-	}
-	h, err := f.Open(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	buf := make([]byte, pieceSize(f))
-	_, err = copyPieces(h, io.MultiReader(bytes.NewReader(head), r), buf, nil)
-	if cerr := h.Close(); err == nil {
-		err = cerr
-	}
+// with perm if missing, with its parents too when parents), atomically
+// whatever the size and with bounded memory (vfs.FS.WriteFileFrom): if r
+// fails, the command is interrupted or the process killed, the file keeps
+// its old content.
+func writeStream(ctx context.Context, f *vfs.FS, p string, r io.Reader, perm uint32, parents bool) error {
+	_, err := f.WriteFileFrom(ctx, p, r, vfs.WriteOptions{Perm: perm, CreateParents: parents})
 	return err
 }
 
@@ -343,7 +323,9 @@ func newFSWriteCmd(id string) *cobra.Command {
 		Short: "Write a file from an argument or standard input",
 		Long: `Replace the content of a file (creating it and its parent directories if
 needed) with CONTENT, or with standard input when CONTENT is "-" or
-absent. Large input is streamed, not held in memory.`,
+absent. Large input is streamed, not held in memory, and the file changes
+at once when the input ends: if the input fails or the command is
+interrupted or killed, the file keeps its old content.`,
 		Args: usageArgs(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
@@ -351,7 +333,7 @@ absent. Large input is streamed, not held in memory.`,
 				if len(args) == 2 && args[1] != "-" {
 					return a.FS.WriteFile(p, []byte(args[1]), vfs.WriteOptions{CreateParents: true})
 				}
-				return writeStream(a.FS, p, cmd.InOrStdin(), 0o644, true)
+				return writeStream(cmd.Context(), a.FS, p, cmd.InOrStdin(), 0o644, true)
 			})
 		},
 	}

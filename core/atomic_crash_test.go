@@ -8,6 +8,7 @@ package core_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -20,7 +21,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agentfs-go/agentfs/core"
+	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
+	"github.com/agentfs-go/agentfs/core/mcpserver"
+	"github.com/agentfs-go/agentfs/core/rpc"
+	"github.com/agentfs-go/agentfs/core/sandbox"
 	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
@@ -90,20 +97,93 @@ func genOf(b []byte) (uint64, bool) {
 	return binary.LittleEndian.Uint64(b[8:]), true
 }
 
-// helperAtomicWrite rewrites atomicPath from a stream, forever.
+// envDoor names the way in a helperAtomicWrite writes through.
+const envDoor = "AGENTFS_TEST_DOOR"
+
+// atomicDoors are the ways in of the crash test, with the size they
+// write: the engine's stream API (CLI, import), the rpc service's
+// WriteFile (SDKs over stdio, serve http), the shell's "cmd > f", and
+// MCP's write_file (base64 in JSON, so a smaller file).
+var atomicDoors = []struct {
+	name string
+	size int64
+}{{"vfs", atomicSize}, {"rpc", atomicSize}, {"sh", atomicSize}, {"mcp", 16 << 20}}
+
+func doorSize(name string) int64 {
+	for _, d := range atomicDoors {
+		if d.name == name {
+			return d.size
+		}
+	}
+	return 0
+}
+
+// helperAtomicWrite rewrites atomicPath through one door, forever.
 func helperAtomicWrite() error {
 	base, err := strconv.ParseUint(os.Getenv(envHelperN), 10, 64)
 	if err != nil {
 		return err
 	}
-	a, err := core.Open(context.Background(), os.Getenv(envHelperDB), core.Options{})
+	door := os.Getenv(envDoor)
+	size := doorSize(door)
+	ctx := context.Background()
+	a, err := core.Open(ctx, os.Getenv(envHelperDB), core.Options{})
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
+	}
+	var write func(gen uint64) error
+	switch door {
+	case "vfs":
+		write = func(gen uint64) error {
+			_, err := a.FS.WriteFileFrom(ctx, atomicPath, newGenReader(gen, size), vfs.WriteOptions{})
+			return err
+		}
+	case "rpc":
+		sctx := rpc.WithSession(ctx, rpc.NewSession(a, "t", nil))
+		svc := &rpc.Service{}
+		write = func(gen uint64) error {
+			_, err := svc.WriteFile(sctx, &v1.WriteFileRequest{Path: atomicPath, Data: genContent(gen, size)})
+			return err
+		}
+	case "sh":
+		sb, err := sandbox.New(a, sandbox.Options{Limits: sandbox.Normal})
+		if err != nil {
+			return err
+		}
+		write = func(gen uint64) error {
+			if _, err := a.FS.WriteFileFrom(ctx, "/big/src", newGenReader(gen, size), vfs.WriteOptions{}); err != nil {
+				return err
+			}
+			res, err := sb.Exec(ctx, "cat /big/src > "+atomicPath, sandbox.ExecOptions{})
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr)
+			}
+			return err
+		}
+	case "mcp":
+		st, ct := mcp.NewInMemoryTransports()
+		if _, err := mcpserver.New(a, mcpserver.Options{}).MCP().Connect(ctx, st, nil); err != nil {
+			return err
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "crash", Version: "0"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			return err
+		}
+		write = func(gen uint64) error {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{
+				"path": atomicPath, "content": base64.StdEncoding.EncodeToString(genContent(gen, size)), "encoding": "base64"}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("write_file failed: %+v", res.Content)
+			}
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown door %q", door)
 	}
 	fmt.Println("open")
 	for gen := base; ; gen++ {
 		fmt.Printf("start %d\n", gen)
-		if _, err := a.FS.WriteFileFrom(context.Background(), atomicPath, newGenReader(gen, atomicSize), vfs.WriteOptions{}); err != nil {
+		if err := write(gen); err != nil {
 			return fmt.Errorf("write gen %d: %w", gen, err)
 		}
 		fmt.Printf("done %d\n", gen)
@@ -181,20 +261,26 @@ func checkAfterKill(t *testing.T, db, path string, size int64, want, inflight ui
 	return gen, left
 }
 
-// TestAttack_Atomic_KillDuringStreamedWrite kills a writer of a 64 MiB
-// stream at random points: old content or new, never a mix, and no
-// staging inode left after the next writable open.
-func TestAttack_Atomic_KillDuringStreamedWrite(t *testing.T) {
+// TestAttack_Atomic_KillDuringWrite kills a writer of a large file at
+// random points, through each way in: old content or new, never a mix,
+// fsck clean, and no staging inode left after the next writable open.
+func TestAttack_Atomic_KillDuringWrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test")
 	}
+	for _, door := range atomicDoors {
+		t.Run(door.name, func(t *testing.T) { killDuringWrite(t, door.name, door.size) })
+	}
+}
+
+func killDuringWrite(t *testing.T, door string, size int64) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "atomic.db")
 	a, err := core.Open(ctx, db, core.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.FS.WriteFileFrom(ctx, atomicPath, newGenReader(1, atomicSize), vfs.WriteOptions{CreateParents: true}); err != nil {
+	if _, err := a.FS.WriteFileFrom(ctx, atomicPath, newGenReader(1, size), vfs.WriteOptions{CreateParents: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Close(); err != nil {
@@ -205,7 +291,8 @@ func TestAttack_Atomic_KillDuringStreamedWrite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0xa70))
 	committed := uint64(1)
 	var midWrite, stagingLeft int
-	const rounds = 4
+	const rounds = 3
+	t.Setenv(envDoor, door)
 	for round := 1; round <= rounds; round++ {
 		base := uint64(round) << 32
 		h := startHelper(t, "atomic-write", db, 0, int(base))
@@ -229,7 +316,7 @@ func TestAttack_Atomic_KillDuringStreamedWrite(t *testing.T) {
 		if inflight != 0 {
 			midWrite++
 		}
-		gen, left := checkAfterKill(t, db, atomicPath, atomicSize, committed, inflight)
+		gen, left := checkAfterKill(t, db, atomicPath, size, committed, inflight)
 		committed = gen
 		stagingLeft += int(left)
 		t.Logf("round %d: killed after %v, in flight %#x, file at %#x, %d staging inode(s) left by the kill", round, delay, inflight, gen, left)

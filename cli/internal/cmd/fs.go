@@ -461,7 +461,8 @@ func newFSCpCmd(id string) *cobra.Command {
 		Long: `Copy a file, inside the database (the data does not pass through memory).
 When DST is an existing directory the copy goes into it. With -r, a
 directory is copied with everything below it, keeping modes and
-symbolic links.`,
+symbolic links; a new DST appears whole at the end or not at all (see
+fs import).`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
@@ -483,7 +484,9 @@ symbolic links.`,
 						hint: fmt.Sprintf("agentfs fs %s cp -r %s %s", id, args[0], args[1]),
 					}
 				}
-				return copyTree(a.FS, src, dst)
+				var n copyStats
+				return stagedTree(a.FS, dst, func(dst string) error { return copyTree(a.FS, src, dst, &n) },
+					func() string { return n.String() })
 			})
 		},
 	}
@@ -494,7 +497,7 @@ symbolic links.`,
 // copyTree copies the directory src (following it if it is a symlink) to
 // dst. When dst exists the trees are merged: files and links in the way
 // are replaced, directories kept.
-func copyTree(f *vfs.FS, src, dst string) error {
+func copyTree(f *vfs.FS, src, dst string, n *copyStats) error {
 	cs, cd := path.Clean(src), path.Clean(dst)
 	if cd == cs || strings.HasPrefix(cd, strings.TrimSuffix(cs, "/")+"/") {
 		return userError{msg: describe(pathError("cp", dst, syscall.EINVAL)) + ": cannot copy a directory into itself"}
@@ -506,6 +509,7 @@ func copyTree(f *vfs.FS, src, dst string) error {
 	if err := ensureDir(f, dst, st.Perm()); err != nil {
 		return err
 	}
+	n.dirs++
 	entries, err := f.ReaddirPlus(src)
 	if err != nil {
 		return err
@@ -515,14 +519,19 @@ func copyTree(f *vfs.FS, src, dst string) error {
 		var err error
 		switch {
 		case e.Stat.IsDir():
-			err = copyTree(f, s, d)
+			err = copyTree(f, s, d, n)
 		case e.Stat.IsRegular():
-			err = f.CopyFile(s, d)
+			if err = f.CopyFile(s, d); err == nil {
+				n.files++
+				n.bytes += e.Stat.Size
+			}
 		case e.Stat.IsSymlink():
 			var target string
 			if target, err = f.Readlink(s); err == nil {
 				if err = removeNonDir(f, d); err == nil {
-					err = f.Symlink(target, d)
+					if err = f.Symlink(target, d); err == nil {
+						n.symlinks++
+					}
 				}
 			}
 		default:

@@ -28,7 +28,12 @@ func newFSImportCmd(id string) *cobra.Command {
 creating PATH if needed, as "cp -a HOSTDIR/. PATH" would: permission bits,
 symbolic links (stored as they are, not followed) and access and
 modification times, with nanoseconds, are kept. Existing files are
-replaced; directories are merged. Large files are streamed in pieces.
+replaced, each at once (old content or new, never a mix); directories
+are merged. A new PATH is built in a hidden directory next to it and
+renamed into place at the end: a failed import leaves nothing, and one
+killed midway leaves a hidden .agentfs-tmp-* directory that the next
+import or cp -r into the same directory removes. Large files are
+streamed, not held in memory.
 Special files (FIFOs, devices, sockets) and the agent's own database are
 skipped with a warning. HOSTDIR may also be a single file.`,
 		Args: usageArgs(cobra.RangeArgs(1, 2)),
@@ -186,10 +191,16 @@ func (im *importer) run(host, dst string) error {
 	if err != nil {
 		return hostErr(err)
 	}
+	return stagedTree(im.fs, dst, func(dst string) error { return im.tree(root, dst, info) },
+		func() string { return im.stats.String() })
+}
+
+// tree copies the host directory root into dst.
+func (im *importer) tree(root, dst string, info os.FileInfo) error {
 	if err := im.rootDir(dst, info); err != nil {
 		return err
 	}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return hostErr(err)
 		}

@@ -121,6 +121,14 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 		fsOpts.Base = a.Info.OverlayBase
 	}
 	a.FS = vfs.New(db, a.Info.ChunkSize, fsOpts)
+	if !opts.ReadOnly {
+		// Staging inodes of atomic writes whose process was killed are
+		// garbage (vfs/atomic.go). One query when there are none; a
+		// failure (another writer holding the lock past the busy
+		// timeout) leaves them to the next staged write, which reclaims
+		// them too, and must not make the agent unusable.
+		_, _ = a.FS.ReclaimStaging()
+	}
 	a.KV = kv.New(db)
 	a.Tools = toolcalls.New(db)
 	return a, nil

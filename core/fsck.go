@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/store"
@@ -37,6 +36,7 @@ type rule struct {
 	name   string
 	query  string
 	repair []string
+	spare  bool // query and repairs take the JSON list of inodes to spare
 }
 
 // File-type tests on the mode column of a table alias ("" for none).
@@ -57,13 +57,16 @@ func fsckRules(chunkSize int) []rule {
 		{name: "dir-links", query: `SELECT d.ino, 'directory ' || d.ino || ' has ' || COUNT(*) || ' entries (a directory has exactly one)'
 			FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino WHERE ` + isDir("i.") + ` GROUP BY d.ino HAVING COUNT(*) > 1`},
 		{name: "root-entry", query: `SELECT id, 'the root directory has an entry ' || name FROM fs_dentry WHERE ino = 1`},
-		{name: "orphan", query: `SELECT i.ino, 'inode ' || i.ino || ' has no directory entry' FROM fs_inode i
-			WHERE i.ino <> 1 AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino)`,
+		// The staging inodes of atomic writes in progress have no name
+		// yet and are no orphans: the query and its repairs take the
+		// list of inodes to spare (JSON) as their one argument.
+		{name: "orphan", spare: true, query: `SELECT i.ino, 'inode ' || i.ino || ' has no directory entry' FROM fs_inode i
+			WHERE i.ino <> 1 AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino) AND i.ino NOT IN (SELECT value FROM json_each(?))`,
 			repair: []string{
-				`DELETE FROM fs_data WHERE ino IN (SELECT ino FROM fs_inode i WHERE i.ino <> 1 AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino))`,
-				`DELETE FROM fs_symlink WHERE ino IN (SELECT ino FROM fs_inode i WHERE i.ino <> 1 AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino))`,
-				`DELETE FROM fs_xattr WHERE ino IN (SELECT ino FROM fs_inode i WHERE i.ino <> 1 AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino))`,
-				`DELETE FROM fs_inode WHERE ino <> 1 AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = fs_inode.ino)`,
+				`DELETE FROM fs_data WHERE ino IN (SELECT ino FROM fs_inode i WHERE i.ino <> 1 AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino) AND i.ino NOT IN (SELECT value FROM json_each(?)))`,
+				`DELETE FROM fs_symlink WHERE ino IN (SELECT ino FROM fs_inode i WHERE i.ino <> 1 AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino) AND i.ino NOT IN (SELECT value FROM json_each(?)))`,
+				`DELETE FROM fs_xattr WHERE ino IN (SELECT ino FROM fs_inode i WHERE i.ino <> 1 AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino) AND i.ino NOT IN (SELECT value FROM json_each(?)))`,
+				`DELETE FROM fs_inode WHERE ino <> 1 AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = fs_inode.ino) AND ino NOT IN (SELECT value FROM json_each(?))`,
 			}},
 		{name: "nlink", query: `SELECT i.ino, 'inode ' || i.ino || ' has nlink ' || i.nlink || ' but ' || COUNT(d.id) || ' entries'
 			FROM fs_inode i LEFT JOIN fs_dentry d ON d.ino = i.ino WHERE i.ino <> 1 GROUP BY i.ino HAVING COUNT(d.id) > 0 AND i.nlink <> COUNT(d.id)`,
@@ -132,6 +135,21 @@ func fsckRules(chunkSize int) []rule {
 func (a *Agent) Fsck(ctx context.Context, repair bool) (*FsckReport, error) {
 	rep := &FsckReport{}
 	rules := fsckRules(a.FS.ChunkSize())
+	// spare is the JSON list of nameless inodes that are no orphans:
+	// live staging inodes, and in repair mode also the files open here
+	// (legitimately nameless after an unlink).
+	spare := "[]"
+	setSpare := func(c *store.Conn, open []int64) error {
+		live, err := a.FS.LiveStagingInodes(c)
+		if err != nil {
+			return err
+		}
+		// Never "null": json_each would yield one NULL, and NOT IN a
+		// list with a NULL is never true.
+		b, _ := json.Marshal(append(append([]int64{}, live...), open...))
+		spare = string(b)
+		return nil
+	}
 	check := func(c *store.Conn) error {
 		rep.Problems = rep.Problems[:0]
 		var integ []string
@@ -154,7 +172,11 @@ func (a *Agent) Fsck(ctx context.Context, repair bool) (*FsckReport, error) {
 			rep.Problems = append(rep.Problems, Problem{Rule: "sqlite", Detail: s})
 		}
 		for _, r := range rules {
-			rows, err := c.Query(r.query)
+			var args []any
+			if r.spare {
+				args = append(args, spare)
+			}
+			rows, err := c.Query(r.query, args...)
 			if err != nil {
 				return fmt.Errorf("fsck rule %s: %w", r.name, err)
 			}
@@ -175,10 +197,18 @@ func (a *Agent) Fsck(ctx context.Context, repair bool) (*FsckReport, error) {
 			Scan(&rep.Inodes, &rep.Dentries, &rep.Chunks)
 	}
 	if !repair {
-		err := a.DB.Do(ctx, func(c *store.Conn) error { return check(c) })
+		err := a.DB.Do(ctx, func(c *store.Conn) error {
+			if err := setSpare(c, nil); err != nil {
+				return err
+			}
+			return check(c)
+		})
 		return rep, err
 	}
 	err := a.DB.Write(ctx, func(c *store.Conn) error {
+		if err := setSpare(c, a.FS.OpenInodes()); err != nil {
+			return err
+		}
 		if err := check(c); err != nil {
 			return err
 		}
@@ -186,19 +216,13 @@ func (a *Agent) Fsck(ctx context.Context, repair bool) (*FsckReport, error) {
 		if before == 0 {
 			return nil
 		}
-		open := a.FS.OpenInodes()
 		for _, r := range rules {
 			for _, q := range r.repair {
-				if r.name == "orphan" && len(open) > 0 {
-					// Files open in this process are legitimately nameless.
-					q = strings.Replace(q, "WHERE ", "WHERE ino NOT IN (SELECT value FROM json_each(?)) AND ", 1)
-					b, _ := json.Marshal(open)
-					if _, err := c.Exec(q, string(b)); err != nil {
-						return fmt.Errorf("fsck repair %s: %w", r.name, err)
-					}
-					continue
+				var args []any
+				if r.spare {
+					args = append(args, spare)
 				}
-				if _, err := c.Exec(q); err != nil {
+				if _, err := c.Exec(q, args...); err != nil {
 					return fmt.Errorf("fsck repair %s: %w", r.name, err)
 				}
 			}

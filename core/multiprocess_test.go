@@ -58,6 +58,8 @@ func TestHelperProcess(t *testing.T) {
 		err = helperChurn()
 	case "crash-open":
 		err = helperCrashOpen()
+	case "atomic-write":
+		err = helperAtomicWrite()
 	default:
 		err = fmt.Errorf("unknown helper role %q", role)
 	}

@@ -88,6 +88,17 @@ func (h *handlers) open(ctx context.Context, p string, flag int, perm os.FileMod
 	if f, ok := commands.OpenDevice(abs, hc.Stdin, hc.Stdout, hc.Stderr); ok {
 		return f, nil
 	}
+	if flag&^os.O_EXCL == os.O_WRONLY|os.O_CREATE|os.O_TRUNC {
+		// "cmd > f": the old content or the new, never a mix (policy.go).
+		f, ok, err := st.fs.createAtomic(ctx, abs, flag&os.O_EXCL != 0, uint32(perm.Perm()))
+		if err != nil {
+			return nil, pathError(shown, err)
+		}
+		if ok {
+			st.addRedirect(f)
+			return f, nil
+		}
+	}
 	f, err := st.fs.Open(abs, flag, uint32(perm.Perm()))
 	if err != nil {
 		return nil, pathError(shown, err)

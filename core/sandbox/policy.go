@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -383,3 +385,85 @@ func (f *guardFile) Write(p []byte) (int, error) {
 func (f *guardFile) Read(p []byte) (int, error) { return f.File.Read(p) }
 
 func (g *guardFS) Statfs() (vfs.FSStat, error) { return g.fs.Statfs() }
+
+// Redirections that replace a file ("cmd > f", "cmd &> f") write through
+// an atomic replacement (vfs.AtomicFile): the file keeps its old content
+// until the redirection is closed after the command, and keeps it for
+// good if the script is stopped by a limit, cancelled or killed first.
+// Other readers see the old content meanwhile, as after "cmd > f.tmp &&
+// mv f.tmp f"; what the command wrote is the new content whatever its
+// exit status, as in any shell.
+
+// atomicRedirect is the file of such a redirection.
+type atomicRedirect struct {
+	a    *vfs.AtomicFile
+	b    *budget
+	ctx  context.Context // the script's: done means stopped
+	mu   sync.Mutex
+	done bool
+}
+
+// createAtomic opens p for a replacing redirection. ok is false when p
+// exists and is not a regular file (a FIFO, a device): then the caller
+// opens it as a file.
+func (g *guardFS) createAtomic(ctx context.Context, p string, excl bool, perm uint32) (f *atomicRedirect, ok bool, err error) {
+	if err := g.write("open", p, true); err != nil {
+		return nil, true, err
+	}
+	a, err := g.fs.CreateAtomic(p, vfs.WriteOptions{Perm: perm &^ g.umask, Exclusive: excl})
+	if err != nil {
+		if vfs.Errno(err) == syscall.EINVAL {
+			return nil, false, nil
+		}
+		return nil, true, err
+	}
+	return &atomicRedirect{a: a, b: g.b, ctx: ctx}, true, nil
+}
+
+func (f *atomicRedirect) Write(p []byte) (int, error) {
+	if err := f.b.addFSWrite(int64(len(p))); err != nil {
+		return 0, &fs.PathError{Op: "write", Path: f.a.Name(), Err: syscall.EFBIG}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return 0, &fs.PathError{Op: "write", Path: f.a.Name(), Err: syscall.EBADF}
+	}
+	return f.a.Write(p)
+}
+
+// Read is EBADF: the file is open for writing only.
+func (f *atomicRedirect) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: f.a.Name(), Err: syscall.EBADF}
+}
+
+// Close commits the new content unless the script was stopped.
+func (f *atomicRedirect) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.done {
+		return nil
+	}
+	f.done = true
+	if e := f.b.tripped.Load(); e != nil {
+		f.a.Abort()
+		return e
+	}
+	select {
+	case <-f.ctx.Done():
+		f.a.Abort()
+		return f.ctx.Err()
+	default:
+	}
+	return f.a.Commit()
+}
+
+// abort discards the content if the redirection is still open.
+func (f *atomicRedirect) abort() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.done {
+		f.done = true
+		f.a.Abort()
+	}
+}

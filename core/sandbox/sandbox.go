@@ -160,6 +160,33 @@ type execState struct {
 	stdout io.Writer // limited, for the top level
 	stderr io.Writer
 	closed bool // set under the output mutex when the Exec has ended
+
+	redirMu sync.Mutex
+	redirs  []*atomicRedirect // replacing redirections of this Exec
+}
+
+func (st *execState) addRedirect(f *atomicRedirect) {
+	st.redirMu.Lock()
+	st.redirs = append(st.redirs, f)
+	st.redirMu.Unlock()
+}
+
+// finishRedirects settles the replacing redirections still open when the
+// script ends ("exec > f" keeps one open): committed when the script
+// ended normally, discarded when it was stopped. The interpreter closes
+// the others itself after their command.
+func (st *execState) finishRedirects(commit bool) {
+	st.redirMu.Lock()
+	rs := st.redirs
+	st.redirs = nil
+	st.redirMu.Unlock()
+	for _, f := range rs {
+		if commit {
+			f.Close()
+		} else {
+			f.abort()
+		}
+	}
 }
 
 // NewSession starts a shell in dir (default "/").
@@ -265,6 +292,7 @@ func (se *Session) Exec(ctx context.Context, script string, opts ExecOptions) (R
 	unwatch := guard.watch(b)
 	code, exited, limitErr, callerErr := se.runScript(runCtx, ctx, script, dir, opts, st)
 	unwatch()
+	st.finishRedirects(limitErr == nil && callerErr == nil && runCtx.Err() == nil)
 	// Background jobs still running stop here: their context ends and
 	// the handlers refuse to serve them.
 	cancel()

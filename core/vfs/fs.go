@@ -73,6 +73,9 @@ type FS struct {
 	// name; the last Close of one of them checks and purges it. Other
 	// closes need no transaction.
 	orphans map[int64]struct{}
+	// staging are the staging inodes of this process's AtomicFiles in
+	// progress (atomic.go); openMu guards it.
+	staging map[int64]struct{}
 }
 
 type dentryKey struct {
@@ -87,7 +90,7 @@ func New(db *store.DB, chunkSize int, opts Options) *FS {
 	if chunkSize <= 0 {
 		chunkSize = schema.DefaultChunkSize
 	}
-	f := &FS{db: db, chunkSize: chunkSize, opts: opts, open: map[int64]int{}, orphans: map[int64]struct{}{}}
+	f := &FS{db: db, chunkSize: chunkSize, opts: opts, open: map[int64]int{}, orphans: map[int64]struct{}{}, staging: map[int64]struct{}{}}
 	if opts.Base != "" {
 		f.ov = &overlay{root: opts.Base}
 	}

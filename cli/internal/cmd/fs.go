@@ -2,7 +2,7 @@ package cmd
 
 import (
 	"bufio"
-	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -79,38 +79,18 @@ func copyPieces(dst io.Writer, src io.Reader, buf []byte, progress func(n int)) 
 	}
 }
 
-// smallFile is the size up to which a file is written in one transaction;
-// larger content is streamed through an open file in pieces.
+// smallFile is the size up to which an import reads a host file whole
+// and writes it with WriteFile; larger files are streamed. Both are one
+// atomic replacement.
 const smallFile = 4 << 20
 
 // writeStream makes the content of r the content of the file p (created
-// with perm if missing). Content up to smallFile bytes is written
-// atomically; longer content is streamed in pieces, so memory stays
-// bounded whatever the size.
-func writeStream(f *vfs.FS, p string, r io.Reader, perm uint32, parents bool) error {
-	head, err := io.ReadAll(io.LimitReader(r, smallFile+1))
-	if err != nil {
-		return err
-	}
-	if len(head) <= smallFile {
-		return f.WriteFile(p, head, vfs.WriteOptions{Perm: perm, CreateParents: parents})
-	}
-	if parents {
-		if dir := path.Dir(p); dir != "/" {
-			if err := f.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-		}
-	}
-	h, err := f.Open(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	buf := make([]byte, pieceSize(f))
-	_, err = copyPieces(h, io.MultiReader(bytes.NewReader(head), r), buf, nil)
-	if cerr := h.Close(); err == nil {
-		err = cerr
-	}
+// with perm if missing, with its parents too when parents), atomically
+// whatever the size and with bounded memory (vfs.FS.WriteFileFrom): if r
+// fails, the command is interrupted or the process killed, the file keeps
+// its old content.
+func writeStream(ctx context.Context, f *vfs.FS, p string, r io.Reader, perm uint32, parents bool) error {
+	_, err := f.WriteFileFrom(ctx, p, r, vfs.WriteOptions{Perm: perm, CreateParents: parents})
 	return err
 }
 
@@ -350,7 +330,9 @@ func newFSWriteCmd(id string) *cobra.Command {
 		Short: "Write a file from an argument or standard input",
 		Long: `Replace the content of a file (creating it and its parent directories if
 needed) with CONTENT, or with standard input when CONTENT is "-" or
-absent. Large input is streamed, not held in memory.`,
+absent. Large input is streamed, not held in memory, and the file changes
+at once when the input ends: if the input fails or the command is
+interrupted or killed, the file keeps its old content.`,
 		Args: usageArgs(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
@@ -358,7 +340,7 @@ absent. Large input is streamed, not held in memory.`,
 				if len(args) == 2 && args[1] != "-" {
 					return a.FS.WriteFile(p, []byte(args[1]), vfs.WriteOptions{CreateParents: true})
 				}
-				return writeStream(a.FS, p, cmd.InOrStdin(), 0o644, true)
+				return writeStream(cmd.Context(), a.FS, p, cmd.InOrStdin(), 0o644, true)
 			})
 		},
 	}
@@ -486,7 +468,8 @@ func newFSCpCmd(id string) *cobra.Command {
 		Long: `Copy a file, inside the database (the data does not pass through memory).
 When DST is an existing directory the copy goes into it. With -r, a
 directory is copied with everything below it, keeping modes and
-symbolic links.`,
+symbolic links; a new DST appears whole at the end or not at all (see
+fs import).`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
@@ -508,7 +491,9 @@ symbolic links.`,
 						hint: fmt.Sprintf("agentfs fs %s cp -r %s %s", id, args[0], args[1]),
 					}
 				}
-				return copyTree(a.FS, src, dst)
+				var n copyStats
+				return stagedTree(a.FS, dst, func(dst string) error { return copyTree(a.FS, src, dst, &n) },
+					func() string { return n.String() })
 			})
 		},
 	}
@@ -519,7 +504,7 @@ symbolic links.`,
 // copyTree copies the directory src (following it if it is a symlink) to
 // dst. When dst exists the trees are merged: files and links in the way
 // are replaced, directories kept.
-func copyTree(f *vfs.FS, src, dst string) error {
+func copyTree(f *vfs.FS, src, dst string, n *copyStats) error {
 	cs, cd := path.Clean(src), path.Clean(dst)
 	if cd == cs || strings.HasPrefix(cd, strings.TrimSuffix(cs, "/")+"/") {
 		return userError{msg: describe(pathError("cp", dst, syscall.EINVAL)) + ": cannot copy a directory into itself"}
@@ -531,6 +516,7 @@ func copyTree(f *vfs.FS, src, dst string) error {
 	if err := ensureDir(f, dst, st.Perm()); err != nil {
 		return err
 	}
+	n.dirs++
 	entries, err := f.ReaddirPlus(src)
 	if err != nil {
 		return err
@@ -540,14 +526,19 @@ func copyTree(f *vfs.FS, src, dst string) error {
 		var err error
 		switch {
 		case e.Stat.IsDir():
-			err = copyTree(f, s, d)
+			err = copyTree(f, s, d, n)
 		case e.Stat.IsRegular():
-			err = f.CopyFile(s, d)
+			if err = f.CopyFile(s, d); err == nil {
+				n.files++
+				n.bytes += e.Stat.Size
+			}
 		case e.Stat.IsSymlink():
 			var target string
 			if target, err = f.Readlink(s); err == nil {
 				if err = removeNonDir(f, d); err == nil {
-					err = f.Symlink(target, d)
+					if err = f.Symlink(target, d); err == nil {
+						n.symlinks++
+					}
 				}
 			}
 		default:

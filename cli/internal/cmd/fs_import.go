@@ -28,7 +28,12 @@ func newFSImportCmd(id string) *cobra.Command {
 creating PATH if needed, as "cp -a HOSTDIR/. PATH" would: permission bits,
 symbolic links (stored as they are, not followed) and access and
 modification times, with nanoseconds, are kept. Existing files are
-replaced; directories are merged. Large files are streamed in pieces.
+replaced, each at once (old content or new, never a mix); directories
+are merged. A new PATH is built in a hidden directory next to it and
+renamed into place at the end: a failed import leaves nothing, and one
+killed midway leaves a hidden .agentfs-tmp-* directory that the next
+import or cp -r into the same directory removes. Large files are
+streamed, not held in memory.
 Special files (FIFOs, devices, sockets) and the agent's own database are
 skipped with a warning. HOSTDIR may also be a single file.`,
 		Args: usageArgs(cobra.RangeArgs(1, 2)),
@@ -186,10 +191,16 @@ func (im *importer) run(host, dst string) error {
 	if err != nil {
 		return hostErr(err)
 	}
+	return stagedTree(im.fs, dst, func(dst string) error { return im.tree(root, dst, info) },
+		func() string { return im.stats.String() })
+}
+
+// tree copies the host directory root into dst.
+func (im *importer) tree(root, dst string, info os.FileInfo) error {
 	if err := im.rootDir(dst, info); err != nil {
 		return err
 	}
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return hostErr(err)
 		}
@@ -263,8 +274,9 @@ func (im *importer) rootDir(dst string, fi os.FileInfo) error {
 	return nil
 }
 
-// file copies the host file p to target: small files in one transaction,
-// large ones streamed in pieces.
+// file copies the host file p to target, with its mode and times, as one
+// atomic replacement: small files read whole and written in one
+// transaction, large ones streamed through a vfs.AtomicFile.
 func (im *importer) file(p, target string, fi os.FileInfo) error {
 	if im.db.is(p, fi) {
 		fmt.Fprintf(im.warn, "agentfs: skipping %s: it is the agent database\n", p)
@@ -272,7 +284,6 @@ func (im *importer) file(p, target string, fi os.FileInfo) error {
 	}
 	perm := posixPerm(fi.Mode())
 	st, err := im.fs.Lstat(target)
-	exists := false
 	switch {
 	case isErrno(err, syscall.ENOENT):
 	case err != nil:
@@ -280,7 +291,6 @@ func (im *importer) file(p, target string, fi os.FileInfo) error {
 	case st.IsDir():
 		return pathError("import", target, syscall.EISDIR)
 	case st.IsRegular():
-		exists = true
 	default:
 		if err := im.fs.Unlink(target); err != nil {
 			return err
@@ -306,24 +316,18 @@ func (im *importer) file(p, target string, fi os.FileInfo) error {
 		im.stats.files++
 		return nil
 	}
-	h, err := im.fs.Open(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	// Streamed into a staging inode and made the content at once, with
+	// mode and times, in the last transaction: a failure or a kill leaves
+	// the old content (vfs.AtomicFile).
+	w, err := im.fs.CreateAtomic(target, vfs.WriteOptions{Perm: perm, SetPerm: true, Atime: at, Mtime: mt})
 	if err != nil {
 		return err
 	}
-	_, err = copyPieces(h, hostReader{f}, im.buf, tick)
-	if cerr := h.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if _, err := copyPieces(w, hostReader{f}, im.buf, tick); err != nil {
+		w.Abort()
 		return err
 	}
-	// A replaced file keeps its mode, and open(2) applies the umask.
-	if exists || perm == 0 {
-		if err := im.fs.Chmod(target, perm); err != nil {
-			return err
-		}
-	}
-	if err := im.fs.Utimens(target, &at, &mt, false); err != nil {
+	if err := w.Commit(); err != nil {
 		return err
 	}
 	im.stats.files++

@@ -6,8 +6,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"

@@ -1,0 +1,86 @@
+package cmd
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
+
+// A tree copied into the agent (fs import of a directory, fs cp -r) to a
+// destination that does not exist yet is built in a hidden staging
+// directory next to it and renamed into place at the end, in one
+// transaction: a failure removes the staging directory, so the
+// destination is there whole or not at all. A copy killed midway leaves
+// the staging directory; the next tree copy into the same directory
+// removes those of processes that are gone. Into an existing directory
+// the trees merge, each file replaced atomically; a failure then says
+// what was written.
+
+// stagePrefix starts the names of staging directories:
+// .agentfs-tmp-PID-RANDOM.
+const stagePrefix = ".agentfs-tmp-"
+
+// stagedTree runs build to make the tree dst. counts reports what build
+// has written so far, for the error of a failed merge.
+func stagedTree(f *vfs.FS, dst string, build func(target string) error, counts func() string) error {
+	_, err := f.Lstat(dst)
+	switch {
+	case err == nil:
+		if err := build(dst); err != nil {
+			return fmt.Errorf("%w\nagentfs: stopped there: %s were written into the existing %s before the failure (each file whole, old or new); the rest was not copied", err, counts(), dst)
+		}
+		return nil
+	case !isErrno(err, syscall.ENOENT) || dst == "/":
+		return err
+	}
+	parent := path.Dir(dst)
+	if err := f.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	removeStaleStaging(f, parent)
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	stage := path.Join(parent, stagePrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(rnd[:]))
+	if err := build(stage); err != nil {
+		if rerr := f.RemoveAll(stage); rerr != nil {
+			return fmt.Errorf("%w\nagentfs: nothing was written to %s, but the partial copy in %s could not be removed: %v", err, dst, stage, rerr)
+		}
+		return fmt.Errorf("%w\nagentfs: nothing was written to %s (the partial copy was removed)", err, dst)
+	}
+	if err := f.Rename2(stage, dst, vfs.RenameNoReplace); err != nil {
+		f.RemoveAll(stage)
+		return fmt.Errorf("%w\nagentfs: nothing was written to %s (it appeared during the copy)", err, dst)
+	}
+	return nil
+}
+
+// removeStaleStaging removes the staging directories in dir of processes
+// that no longer run (a copy killed midway).
+func removeStaleStaging(f *vfs.FS, dir string) {
+	names, err := f.Readdir(dir)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		rest, ok := strings.CutPrefix(n, stagePrefix)
+		if !ok {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			f.RemoveAll(path.Join(dir, n))
+		}
+	}
+}

@@ -1,3 +1,5 @@
+//go:build !js
+
 package core_test
 
 import (
@@ -423,5 +425,23 @@ func TestAttack_Open_PathErrnos(t *testing.T) {
 	}
 	if got := dirNames(t, dir); len(got) != 0 {
 		t.Fatalf("refused opens left %v", got)
+	}
+}
+
+// migrate refuses a file that is no AgentFS database without writing to
+// it, as Open does.
+func TestAttack_Open_MigrateRefusedFileUnchanged(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.db")
+	foreignDB(t, p)
+	before := fileHash(t, p)
+	for _, dry := range []bool{true, false} {
+		if _, err := core.Migrate(ctx, p, dry); !errors.Is(err, core.ErrNotAgentFS) {
+			t.Fatalf("Migrate(dry %v) = %v, want ErrNotAgentFS", dry, err)
+		}
+	}
+	if fileHash(t, p) != before || len(dirNames(t, dir)) != 1 {
+		t.Fatalf("migrate changed the refused file: %v", dirNames(t, dir))
 	}
 }

@@ -172,3 +172,22 @@ func TestAttack_Open_HTTPInvalidSnapshotName(t *testing.T) {
 		t.Errorf("RestoreSnapshot of an unknown name: %v, want NOT_FOUND", err)
 	}
 }
+
+// The stdio handshake's id is checked by the same rule: never a path,
+// never outside the agents' directory.
+func TestAttack_ID_StdioHandshake(t *testing.T) {
+	dir := t.TempDir()
+	for _, id := range []string{"..", "../x", "/etc/passwd", "a/b", "a.b", strings.Repeat("a", 300)} {
+		_, _, _, err := openForHello(context.Background(), &v1.OpenOptions{Id: id, Dir: dir})
+		if Kind(err) != v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT {
+			t.Errorf("id %q: %v, want INVALID_ARGUMENT", id, err)
+		}
+	}
+	_, _, _, err := openForHello(context.Background(), &v1.OpenOptions{Id: "ok", Dir: dir, ChunkSize: 7})
+	if ToProto(err).Kind != v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT {
+		t.Errorf("chunk size 7: %v, want INVALID_ARGUMENT", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("refused handshakes left %d files", len(ents))
+	}
+}

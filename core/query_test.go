@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -438,4 +439,39 @@ func TestQuery_ReadOnlyAgent(t *testing.T) {
 		t.Fatalf("rows = %v", rows)
 	}
 	wantRefused(t, ro, "DELETE fs_dentry", "DELETE FROM fs_dentry")
+}
+
+// Snapshot restore names columns read from the two database files: a
+// column name with a quote and a second statement stays a name.
+func TestAttack_SQL_SnapshotColumnNames(t *testing.T) {
+	if runtime.GOOS == "js" {
+		t.Skip("snapshots are files beside the database; the WebAssembly build keeps databases in memory")
+	}
+	ctx := context.Background()
+	a := queryAgent(t)
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	evil := `x"); SELECT writefile('` + pwned + `', 'pwned'); --`
+	if err := a.DB.Write(ctx, func(c *store.Conn) error {
+		if _, err := c.Exec(`ALTER TABLE kv_store ADD COLUMN "` + strings.ReplaceAll(evil, `"`, `""`) + `" DEFAULT 'v'`); err != nil {
+			return err
+		}
+		_, err := c.Exec(`UPDATE kv_store SET "` + strings.ReplaceAll(evil, `"`, `""`) + `" = 'kept'`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateSnapshot(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.KV.Set(ctx, "later", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RestoreSnapshot(ctx, "s"); err != nil {
+		t.Fatalf("restore with a crafted column name: %v", err)
+	}
+	wantAbsent(t, pwned)
+	_, rows := mustQuery(t, a, `SELECT count(*), min("`+strings.ReplaceAll(evil, `"`, `""`)+`") FROM kv_store`)
+	if rows[0][0] != int64(2) || rows[0][1] != "kept" {
+		t.Errorf("restored kv_store: %v", rows)
+	}
 }

@@ -235,7 +235,11 @@ func commonColumns(c *store.Conn, table string) (string, error) {
 	var cols []string
 	for _, n := range mainCols {
 		if have[n] {
-			cols = append(cols, `"`+n+`"`)
+			// Names come from the database files, which anyone may have
+			// written: quoted as identifiers, a '"' doubled, they cannot
+			// end the statement (the Exec below, without arguments, would
+			// run a second one).
+			cols = append(cols, `"`+strings.ReplaceAll(n, `"`, `""`)+`"`)
 		}
 	}
 	return strings.Join(cols, ", "), nil

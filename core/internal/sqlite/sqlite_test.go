@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentfs-go/agentfs/core/internal/sqlite"
@@ -166,5 +167,95 @@ func TestBlobsOutliveTheirRow(t *testing.T) {
 		if !bytes.Equal(b, bytes.Repeat([]byte{byte('a' + i)}, 5000)) {
 			t.Fatalf("row %d changed after later rows were read", i)
 		}
+	}
+}
+
+// A query takes one statement: text after it must be blank or comments
+// (as SQLite's tokenizer reads them), else ErrMultipleStatements.
+func TestOneStatement(t *testing.T) {
+	db := openDB(t)
+	for _, q := range []string{"SELECT 1;", "SELECT 1; -- done", "SELECT 1 /* a */ ; /* b */ ;;"} {
+		var n int
+		if err := db.QueryRow(q).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%q: %d, %v", q, n, err)
+		}
+	}
+	for _, q := range []string{"SELECT 1; SELECT 2", "SELECT 1; -- x\nSELECT 2", "SELECT 1; garbage"} {
+		if _, err := db.Query(q, 1); !errors.Is(err, sqlite.ErrMultipleStatements) {
+			t.Errorf("%q: %v, want ErrMultipleStatements", q, err)
+		}
+	}
+}
+
+// guarded returns a connection of db guarded by auth.
+func guarded(t *testing.T, db *sql.DB, auth sqlite.Authorizer) (*sql.Conn, sqlite.Guarded) {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var g sqlite.Guarded
+	if err := c.Raw(func(dc any) error {
+		g = dc.(sqlite.Guarded)
+		return g.Guard(auth, 1<<20)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return c, g
+}
+
+// A guarded connection asks its authorizer at every prepare, refuses
+// statements that may write and attachments, and stops a statement on
+// its step budget or on Stop; the next Arm makes it usable again.
+func TestGuard(t *testing.T) {
+	db := openDB(t)
+	if _, err := db.Exec("CREATE TABLE t (x); CREATE INDEX tx ON t(x); INSERT INTO t VALUES (1);"); err != nil {
+		t.Fatal(err)
+	}
+	var asked []int
+	c, g := guarded(t, db, func(action int, a, b, schema, inner string) bool {
+		asked = append(asked, action)
+		return action != 31 || b != "upper" // every function but upper
+	})
+	ctx := context.Background()
+	var n int
+	for i := 0; i < 2; i++ { // prepared anew each time: asked again
+		if err := c.QueryRowContext(ctx, "SELECT x FROM t").Scan(&n); err != nil || n != 1 {
+			t.Fatalf("read: %d, %v", n, err)
+		}
+	}
+	if len(asked) < 4 {
+		t.Errorf("authorizer asked %v for two prepares", asked)
+	}
+	var e *sqlite.Error
+	if err := c.QueryRowContext(ctx, "SELECT upper('a')").Scan(new(string)); err == nil || !strings.Contains(err.Error(), "not authorized") {
+		t.Errorf("refused function: %v, want not authorized", err)
+	}
+	if _, err := c.QueryContext(ctx, "REINDEX"); !errors.Is(err, sqlite.ErrNotReadOnly) {
+		t.Errorf("REINDEX: %v, want ErrNotReadOnly", err)
+	}
+	if _, err := c.ExecContext(ctx, "ATTACH ':memory:' AS m"); err == nil || !strings.Contains(err.Error(), "attached") {
+		t.Errorf("ATTACH: %v, want too many attached databases", err)
+	}
+	endless := "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
+	g.Arm(100_000)
+	if err := c.QueryRowContext(ctx, endless).Scan(&n); !errors.As(err, &e) || e.Primary() != 9 {
+		t.Errorf("over budget: %v, want SQLITE_INTERRUPT", err)
+	}
+	if budget, stopped := g.Stopped(); !budget || stopped {
+		t.Errorf("Stopped() = %v, %v after the budget", budget, stopped)
+	}
+	g.Arm(1 << 62)
+	g.Stop()
+	if err := c.QueryRowContext(ctx, endless).Scan(&n); !errors.As(err, &e) || e.Primary() != 9 {
+		t.Errorf("stopped: %v, want SQLITE_INTERRUPT", err)
+	}
+	if budget, stopped := g.Stopped(); budget || !stopped {
+		t.Errorf("Stopped() = %v, %v after Stop", budget, stopped)
+	}
+	g.Arm(1 << 62)
+	if err := c.QueryRowContext(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 1 {
+		t.Errorf("after a new Arm: %d, %v", n, err)
 	}
 }

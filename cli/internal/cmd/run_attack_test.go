@@ -189,6 +189,22 @@ func errnoOrNil(e syscall.Errno) error {
 	return e
 }
 
+// attackProject is sandboxProject for the attack tests, which also need
+// the namespaces a run is made of: without them (a container that
+// forbids them) the tests skip, saying so, instead of failing on the
+// environment. CI has them.
+func attackProject(t *testing.T) string {
+	t.Helper()
+	dir := sandboxProject(t)
+	c := exec.Command("true")
+	c.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+		syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP}
+	if err := c.Run(); err != nil {
+		t.Skipf("skipping: this system refuses the namespaces agentfs run needs (mount, PID, network, IPC, UTS, cgroup): %v", err)
+	}
+	return dir
+}
+
 // probeRun runs the helper's probes in a sandbox with the run flags and
 // returns the output lines by probe.
 func probeRun(t *testing.T, flags []string, probes ...string) map[string]string {
@@ -272,7 +288,7 @@ func kmsgHas(t *testing.T, marker string) bool {
 // /dev/kmsg. The sandbox's /dev is its own minimal set: no kmsg, no
 // disks, no memory, no FUSE or KVM; what is there works.
 func TestAttack_Run_DevKmsg(t *testing.T) {
-	sandboxProject(t)
+	attackProject(t)
 	var want []string
 	for _, n := range []string{"full", "null", "random", "tty", "urandom", "zero"} {
 		if _, err := os.Stat("/dev/" + n); err == nil {
@@ -328,7 +344,7 @@ func unixListener(t *testing.T, network, path string) *atomic.Int32 {
 // the sandbox the host's sockets are hidden under /dev/null, /run is its
 // own, and only sockets below --allow paths stay reachable.
 func TestAttack_Run_HostUnixSocket(t *testing.T) {
-	sandboxProject(t)
+	attackProject(t)
 	seen, err := os.MkdirTemp("/var/tmp", "agentfs-sock-")
 	if err != nil {
 		t.Skip("skipping: no /var/tmp:", err)
@@ -366,7 +382,7 @@ func TestAttack_Run_HostUnixSocket(t *testing.T) {
 // host's; with the host's network, Landlock's scope (Linux 6.12+) keeps
 // them out of reach.
 func TestAttack_Run_AbstractSocket(t *testing.T) {
-	sandboxProject(t)
+	attackProject(t)
 	name := fmt.Sprintf("agentfs-test-%d", os.Getpid())
 	n := unixListener(t, "unix", "@"+name)
 	got := probeRun(t, []string{"--no-network"}, "abstract:"+name)
@@ -385,7 +401,7 @@ func TestAttack_Run_AbstractSocket(t *testing.T) {
 // TestAttack_Run_ProcSys: kernel settings, sysrq, sysfs and the hostname
 // cannot be changed from the sandbox; the host's hostname stays.
 func TestAttack_Run_ProcSys(t *testing.T) {
-	sandboxProject(t)
+	attackProject(t)
 	host, _ := os.Hostname()
 	bothUserns(t, func(t *testing.T) {
 		got := probeRun(t, nil, "write:/proc/sys/kernel/hostname", "write:/proc/sys/vm/drop_caches",
@@ -408,7 +424,7 @@ func TestAttack_Run_ProcSys(t *testing.T) {
 // mounts (even in a user namespace of the command's own) are refused by
 // the filter, with or without the sandbox's user namespace.
 func TestAttack_Run_SyscallFilter(t *testing.T) {
-	sandboxProject(t)
+	attackProject(t)
 	bothUserns(t, func(t *testing.T) {
 		got := probeRun(t, nil, "status:Seccomp", "status:NoNewPrivs", "init_module", "finit_module", "keyctl",
 			"io_uring", "mount:/tmp", "nested-mount", "socketpair", "socket")
@@ -425,7 +441,7 @@ func TestAttack_Run_SyscallFilter(t *testing.T) {
 // TestAttack_Run_HostProcesses: a host process is out of sight: no
 // signal, no ptrace; and System V IPC objects of the host are not there.
 func TestAttack_Run_HostProcesses(t *testing.T) {
-	sandboxProject(t)
+	attackProject(t)
 	pid, _ := startBystander(t, nil)
 	const key = 0x4a6f7321
 	id, _, e := unix.RawSyscall(unix.SYS_SHMGET, key, 4096, unix.IPC_CREAT|0o666)
@@ -450,7 +466,7 @@ func TestAttack_Run_HostProcesses(t *testing.T) {
 // PATH, TERM, LANG and --env ones, shows empty homes, has no network and
 // no UNIX sockets or user namespaces.
 func TestAttack_Run_Strict(t *testing.T) {
-	sandboxProject(t)
+	attackProject(t)
 	home, err := os.MkdirTemp("/var/tmp", "agentfs-home-")
 	if err != nil {
 		t.Skip("skipping: no /var/tmp:", err)
@@ -499,7 +515,7 @@ func TestAttack_Run_Strict(t *testing.T) {
 // TestRunEnvFlag: --env NAME of an unset variable is an error with a
 // next step, before any session is made.
 func TestRunEnvFlag(t *testing.T) {
-	sandboxProject(t)
+	attackProject(t)
 	os.Unsetenv("AGENTFS_TEST_UNSET")
 	wantFail(t, 1, []string{"run", "--session", "e", "--env", "AGENTFS_TEST_UNSET", "--", "true"}, "--env AGENTFS_TEST_UNSET: not set here", "Try: export AGENTFS_TEST_UNSET")
 	wantFail(t, 1, []string{"run", "--env", "=x", "--", "true"}, "not a variable name")

@@ -10,4 +10,4 @@ const (
 	sysMknod  = 0 // arm64 has mknodat only
 )
 
-var deniedArch = []uintptr{unix.SYS_NFSSERVCTL}
+var deniedArch = []uintptr{unix.SYS_KEXEC_FILE_LOAD, unix.SYS_NFSSERVCTL}

@@ -103,7 +103,7 @@ func scopeAbstractSockets() (bool, error) {
 // mount), io_uring (its operations run without passing this filter),
 // swap, reboot, clocks, accounting and quotas.
 var deniedCommon = []uintptr{
-	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
+	unix.SYS_KEXEC_LOAD,
 	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
 	unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
 	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,

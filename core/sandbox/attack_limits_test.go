@@ -142,3 +142,52 @@ func probe(t *testing.T, lim sandbox.Limits, script, limit string) {
 	}
 	fsckClean(t, a)
 }
+
+// A script without limits (what stdio's "none" gives the local user)
+// still meets the process ceiling of the heap guard.
+func TestAttack_Limits_NoneMeetsProcessCeiling(t *testing.T) {
+	const ceiling = 256 << 20
+	sandbox.SetMemoryCeiling(ceiling)
+	defer sandbox.SetMemoryCeiling(0)
+	a, sb := newSandbox(t, sandbox.Options{Limits: sandbox.Limits{WallTime: time.Minute}})
+	base := liveHeap()
+	stop := heapPeak()
+	res := run(t, sb, `x=a; while :; do x=$x$x; done`)
+	peak := stop()
+	if res.ExitCode != sandbox.ExitLimit || res.Limit == nil || res.Limit.Limit != "memory" || res.Limit.Max != ceiling {
+		t.Errorf("exit %d limit %v stderr %q, want the memory limit at the process ceiling", res.ExitCode, res.Limit, res.Stderr)
+	}
+	t.Logf("peak heap %d MiB over a %d MiB baseline", (peak-min(peak, base))>>20, base>>20)
+	if peak > base+4*ceiling {
+		t.Errorf("heap peaked at %d MiB, over %d MiB", peak>>20, (base+4*ceiling)>>20)
+	}
+	fsckClean(t, a)
+}
+
+// Two scripts growing at once: the guard cannot tell whose the heap is
+// and stops both (the documented choice), and neither escapes.
+func TestAttack_Limits_GuardStopsConcurrentRuns(t *testing.T) {
+	lim := sandbox.Hardened
+	lim.WallTime = time.Minute
+	a, sb := newSandbox(t, sandbox.Options{Limits: lim})
+	var wg sync.WaitGroup
+	results := make([]sandbox.Result, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := sb.Exec(ctx, `x=a; while :; do x=$x$x; done`, sandbox.ExecOptions{})
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = r
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.ExitCode != sandbox.ExitLimit || r.Limit == nil || r.Limit.Limit != "memory" {
+			t.Errorf("run %d: exit %d limit %v", i, r.ExitCode, r.Limit)
+		}
+	}
+	fsckClean(t, a)
+}

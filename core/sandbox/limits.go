@@ -205,6 +205,7 @@ type stepContext struct {
 }
 
 func (c stepContext) Err() error {
+	guard.checkNow()
 	if e := c.b.tripped.Load(); e != nil {
 		return e
 	}

@@ -25,7 +25,8 @@ import (
 //   - the heap counts garbage too, so it only forces a collection, to
 //     know the live size now, when the heap passes what the collector
 //     would let it reach were the scripts within their budgets (twice
-//     the baseline plus the budgets), at most every 50 ms;
+//     the baseline plus the budgets), at most every 50 ms unless the
+//     heap grew by a quarter since;
 //   - a process ceiling (SetMemoryCeiling; default the runtime's memory
 //     limit when one is set, else 4 GiB) applies to every script, those
 //     without a memory limit included.
@@ -67,6 +68,14 @@ type memGuard struct {
 	runs    map[*budget]uint64 // running scripts and their baselines
 	running bool
 	lastGC  time.Time
+	// heapAtGC is the heap when the guard last forced a collection.
+	heapAtGC uint64
+	// suspect is set while the heap is past the point where the guard
+	// collects to know the live size: the interpreter then asks the
+	// guard before every statement (stepContext), so that a statement
+	// that doubled a string is judged before the next one doubles it
+	// again, not 2 ms later.
+	suspect atomic.Bool
 	samples []metrics.Sample
 }
 
@@ -125,6 +134,19 @@ func (g *memGuard) loop() {
 	}
 }
 
+// checkNow runs a check on the caller's goroutine when the heap is
+// suspect (cheap otherwise: one atomic load).
+func (g *memGuard) checkNow() {
+	if !g.suspect.Load() {
+		return
+	}
+	g.mu.Lock()
+	if len(g.runs) > 0 {
+		g.check()
+	}
+	g.mu.Unlock()
+}
+
 // check stops the scripts that are over; g.mu is held.
 func (g *memGuard) check() {
 	minBase := uint64(math.MaxUint64)
@@ -143,13 +165,17 @@ func (g *memGuard) check() {
 		return live > top || allLimited && live > minBase+sum
 	}
 	heap, live := g.read()
+	suspicious := heap > top || allLimited && heap > 2*(minBase+sum)
+	g.suspect.Store(suspicious)
 	if !over(live) {
-		suspicious := heap > top || allLimited && heap > 2*(minBase+sum)
-		if !suspicious || time.Since(g.lastGC) < 50*time.Millisecond {
+		// A collection costs a mark of the live heap: at most every
+		// 50 ms, unless the heap grew by a quarter since the last one
+		// (a string doubling in one statement must not slip by).
+		if !suspicious || time.Since(g.lastGC) < 50*time.Millisecond && heap < g.heapAtGC/4*5 {
 			return
 		}
 		runtime.GC()
-		g.lastGC = time.Now()
+		g.lastGC, g.heapAtGC = time.Now(), heap
 		if _, live = g.read(); !over(live) {
 			return
 		}

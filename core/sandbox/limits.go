@@ -196,6 +196,20 @@ func (l Limits) Within(ceiling Limits) bool {
 		le(int64(l.MaxBackground), int64(ceiling.MaxBackground))
 }
 
+// parseCost is what parsing a script may cost per byte of source: a
+// statement of two bytes ("y\n", as "yes | sh" feeds) becomes a tree of
+// a few hundred bytes.
+const parseCost = 128
+
+// checkParse refuses to parse a script whose syntax tree would not fit
+// the memory budget: the parser cannot be stopped half way.
+func (b *budget) checkParse(script string) error {
+	if err := b.mem.Check(int64(len(script)) * parseCost); err != nil {
+		return b.tripMemory()
+	}
+	return nil
+}
+
 // stepContext counts interpreter steps: the interpreter asks Err before
 // every statement and every loop iteration, so it is the one place where
 // a loop that runs no command can be stopped.
@@ -205,6 +219,7 @@ type stepContext struct {
 }
 
 func (c stepContext) Err() error {
+	guard.checkNow()
 	if e := c.b.tripped.Load(); e != nil {
 		return e
 	}

@@ -22,10 +22,13 @@ import (
 //     last collection) has grown past the lowest baseline by more than
 //     the sum of the running scripts' MaxMemoryBytes, the scripts are
 //     over their budgets together;
+//   - the live size of a collection counts only if the collection began
+//     after every running script started (else the guard collects);
 //   - the heap counts garbage too, so it only forces a collection, to
 //     know the live size now, when the heap passes what the collector
 //     would let it reach were the scripts within their budgets (twice
-//     the baseline plus the budgets), at most every 50 ms;
+//     the baseline plus the budgets), at most every 50 ms unless the
+//     heap grew by a quarter since;
 //   - a process ceiling (SetMemoryCeiling; default the runtime's memory
 //     limit when one is set, else 4 GiB) applies to every script, those
 //     without a memory limit included.
@@ -64,17 +67,30 @@ func ceiling() uint64 {
 
 type memGuard struct {
 	mu      sync.Mutex
-	runs    map[*budget]uint64 // running scripts and their baselines
+	runs    map[*budget]guardRun // running scripts
 	running bool
 	lastGC  time.Time
+	// heapAtGC is the heap when the guard last forced a collection.
+	heapAtGC uint64
+	// suspect is set while the heap is past the point where the guard
+	// collects to know the live size: the interpreter then asks the
+	// guard before every statement (stepContext), so that a statement
+	// that doubled a string is judged before the next one doubles it
+	// again, not 2 ms later.
+	suspect atomic.Bool
 	samples []metrics.Sample
 }
 
-var guard = &memGuard{runs: map[*budget]uint64{}}
+// guardRun is what the guard knows of a running script: the live heap
+// and the number of completed collections when it started.
+type guardRun struct{ base, cycles uint64 }
+
+var guard = &memGuard{runs: map[*budget]guardRun{}}
 
 const (
 	heapObjects = "/memory/classes/heap/objects:bytes"
 	heapLive    = "/gc/heap/live:bytes"
+	gcCycles    = "/gc/cycles/total:gc-cycles"
 )
 
 // watch adds a script to the guard until the returned function is called.
@@ -82,10 +98,10 @@ func (g *memGuard) watch(b *budget) (unwatch func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.samples == nil {
-		g.samples = []metrics.Sample{{Name: heapObjects}, {Name: heapLive}}
+		g.samples = []metrics.Sample{{Name: heapObjects}, {Name: heapLive}, {Name: gcCycles}}
 	}
-	_, live := g.read()
-	g.runs[b] = live
+	_, live, cycles := g.read()
+	g.runs[b] = guardRun{base: live, cycles: cycles}
 	if !g.running {
 		g.running = true
 		go g.loop()
@@ -99,15 +115,15 @@ func (g *memGuard) watch(b *budget) (unwatch func()) {
 
 // read samples the heap (objects, garbage included) and the live heap of
 // the last collection; g.mu is held.
-func (g *memGuard) read() (heap, live uint64) {
+func (g *memGuard) read() (heap, live, cycles uint64) {
 	metrics.Read(g.samples)
-	if g.samples[0].Value.Kind() == metrics.KindUint64 {
-		heap = g.samples[0].Value.Uint64()
+	get := func(i int) uint64 {
+		if g.samples[i].Value.Kind() == metrics.KindUint64 {
+			return g.samples[i].Value.Uint64()
+		}
+		return 0
 	}
-	if g.samples[1].Value.Kind() == metrics.KindUint64 {
-		live = g.samples[1].Value.Uint64()
-	}
-	return heap, live
+	return get(0), get(1), get(2)
 }
 
 func (g *memGuard) loop() {
@@ -125,13 +141,28 @@ func (g *memGuard) loop() {
 	}
 }
 
+// checkNow runs a check on the caller's goroutine when the heap is
+// suspect (cheap otherwise: one atomic load).
+func (g *memGuard) checkNow() {
+	if !g.suspect.Load() {
+		return
+	}
+	g.mu.Lock()
+	if len(g.runs) > 0 {
+		g.check()
+	}
+	g.mu.Unlock()
+}
+
 // check stops the scripts that are over; g.mu is held.
 func (g *memGuard) check() {
 	minBase := uint64(math.MaxUint64)
 	sum := uint64(0)
 	allLimited := true
-	for b, base := range g.runs {
-		minBase = min(minBase, base)
+	lastStart := uint64(0) // collections done when the latest run started
+	for b, r := range g.runs {
+		minBase = min(minBase, r.base)
+		lastStart = max(lastStart, r.cycles)
 		if m := b.limits.MaxMemoryBytes; m > 0 {
 			sum += uint64(m)
 		} else {
@@ -142,15 +173,26 @@ func (g *memGuard) check() {
 	over := func(live uint64) bool {
 		return live > top || allLimited && live > minBase+sum
 	}
-	heap, live := g.read()
-	if !over(live) {
-		suspicious := heap > top || allLimited && heap > 2*(minBase+sum)
-		if !suspicious || time.Since(g.lastGC) < 50*time.Millisecond {
+	heap, live, cycles := g.read()
+	suspicious := heap > top || allLimited && heap > 2*(minBase+sum)
+	g.suspect.Store(suspicious)
+	// The live size of the last collection counts only when a whole
+	// collection ran after every script started: a cycle that began
+	// before may end after and count what an earlier script held.
+	fresh := cycles >= lastStart+2
+	if !(fresh && over(live)) {
+		if !suspicious && !over(live) {
+			return
+		}
+		// A collection of our own costs a mark of the live heap: at most
+		// every 50 ms, unless the heap grew by a quarter since the last
+		// one (a string doubling in one statement must not slip by).
+		if time.Since(g.lastGC) < 50*time.Millisecond && heap < g.heapAtGC/4*5 {
 			return
 		}
 		runtime.GC()
-		g.lastGC = time.Now()
-		if _, live = g.read(); !over(live) {
+		g.lastGC, g.heapAtGC = time.Now(), heap
+		if _, live, _ = g.read(); !over(live) {
 			return
 		}
 	}

@@ -323,6 +323,9 @@ func (se *Session) Exec(ctx context.Context, script string, opts ExecOptions) (R
 
 func (se *Session) runScript(runCtx, callerCtx context.Context, script, dir string, opts ExecOptions, st *execState) (code int, exited bool, limit *LimitError, callerErr error) {
 	b := st.b
+	if err := b.checkParse(script); err != nil {
+		return ExitLimit, false, b.tripped.Load(), nil
+	}
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
 	if err != nil {
 		fmt.Fprintf(st.stderr, "agentfs-sh: %v\n", err)

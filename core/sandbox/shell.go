@@ -87,6 +87,9 @@ func (h *handlers) runShell(ctx context.Context, st *execState, inv commands.Inv
 			scriptName = name
 		}
 	}
+	if ctx.Err() != nil || st.b.checkParse(script) != nil {
+		return ExitLimit
+	}
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), scriptName)
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)

@@ -180,6 +180,11 @@ func runJq(c *Cmd) int {
 				if he, ok := err.(interface{ IsHaltError() bool }); ok && he.IsHaltError() {
 					return false
 				}
+				if c.Cancelled() {
+					// A limit or the caller stopped the run: the
+					// sandbox says which, jq says nothing.
+					return false
+				}
 				w.Flush()
 				c.Errorf("error (at <stdin>:0): %v", err)
 				status = 5

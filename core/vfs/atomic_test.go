@@ -280,6 +280,8 @@ func TestAtomic_CreateChecks(t *testing.T) {
 func TestAttack_Atomic_StagingSurvivesFsckAndReclaim(t *testing.T) {
 	a, _ := withOld(t)
 	f := a.FS
+	// A client cannot mark a file of its own as staging.
+	wantErrno(t, "setxattr agentfs.staging", f.Setxattr("/f", "agentfs.staging", []byte("linux:x:1:1"), 0, true), syscall.EPERM)
 	w, err := f.CreateAtomic("/f", vfs.WriteOptions{})
 	must(t, err)
 	s := newStream(10<<20, 9)

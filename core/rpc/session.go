@@ -61,14 +61,16 @@ func (s *Session) dropHandle(id uint64) *vfs.File {
 	return f
 }
 
-// CloseHandles closes every handle still open (the connection ended).
+// CloseHandles closes every handle still open (the connection ended). A
+// file opened with vfs.OAtomic is discarded: its client did not close it,
+// so its content may be incomplete.
 func (s *Session) CloseHandles() {
 	s.mu.Lock()
 	hs := s.handles
 	s.handles = map[uint64]*vfs.File{}
 	s.mu.Unlock()
 	for _, f := range hs {
-		f.Close()
+		f.Abort()
 	}
 }
 

@@ -280,6 +280,8 @@ func TestAtomic_CreateChecks(t *testing.T) {
 func TestAttack_Atomic_StagingSurvivesFsckAndReclaim(t *testing.T) {
 	a, _ := withOld(t)
 	f := a.FS
+	// A client cannot mark a file of its own as staging.
+	wantErrno(t, "setxattr agentfs.staging", f.Setxattr("/f", "agentfs.staging", []byte("linux:x:1:1"), 0, true), syscall.EPERM)
 	w, err := f.CreateAtomic("/f", vfs.WriteOptions{})
 	must(t, err)
 	s := newStream(10<<20, 9)
@@ -341,4 +343,52 @@ func TestAttack_Atomic_StagingSurvivesFsckAndReclaim(t *testing.T) {
 	must(t, ro.Close())
 	b := openAgentAt(t, path)
 	wantNoStaging(t, b)
+}
+
+// TestAttack_Atomic_HandleWrites: a file opened with OAtomic (what the
+// SDKs' streaming writers use through open/pwrite/close) keeps its old
+// content while it is written, shows the new one at Close, and keeps the
+// old one after Abort.
+func TestAttack_Atomic_HandleWrites(t *testing.T) {
+	a, old := withOld(t)
+	f := a.FS
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | vfs.OAtomic
+	for _, commit := range []bool{false, true} {
+		h, err := f.Open("/f", flags, 0o644)
+		must(t, err)
+		s := newStream(9<<20+3, 10)
+		buf := make([]byte, 1<<20)
+		var off int64
+		for {
+			n, err := s.Read(buf)
+			if n > 0 {
+				if _, werr := h.WriteAt(buf[:n], off); werr != nil {
+					t.Fatal(werr)
+				}
+				off += int64(n)
+			}
+			if err == io.EOF {
+				break
+			}
+			must(t, err)
+		}
+		wantBytes(t, "/f while an OAtomic handle writes it", []byte(readFile(t, f, "/f")), old)
+		if st, err := h.Stat(); err != nil || st.Size != off {
+			t.Errorf("Stat of the handle = %d, %v; want %d", st.Size, err, off)
+		}
+		_, err = h.WriteAt([]byte("x"), 5)
+		wantErrno(t, "WriteAt backwards", err, syscall.ESPIPE)
+		_, err = h.ReadAt(buf, 0)
+		wantErrno(t, "ReadAt", err, syscall.EBADF)
+		if !commit {
+			must(t, h.Abort())
+			wantBytes(t, "/f after Abort", []byte(readFile(t, f, "/f")), old)
+			continue
+		}
+		must(t, h.Close())
+		wantHash(t, f, "/f", s.h.Sum(nil), off)
+	}
+	_, err := f.Open("/f", os.O_RDWR|os.O_CREATE|vfs.OAtomic, 0o644)
+	wantErrno(t, "OAtomic without O_WRONLY|O_TRUNC", err, syscall.EINVAL)
+	wantNoStaging(t, a)
 }

@@ -31,11 +31,65 @@ type File struct {
 	mu     sync.Mutex
 	off    int64
 	closed bool
+	// atomic is set for a file opened with OAtomic: writes go to it, and
+	// Close commits it.
+	atomic *AtomicFile
+}
+
+// OAtomic is an open flag of this engine (no Linux flag has this bit):
+// with O_WRONLY|O_CREATE|O_TRUNC (and optionally O_EXCL) it opens an
+// atomic replacement of the file (CreateAtomic). Writes must be
+// sequential from offset 0 (ESPIPE otherwise), reads are EBADF, the file
+// keeps its old content until Close makes the new one visible at once,
+// and Abort (a client whose connection ends) discards it. It is how a
+// client streams a large file through handles (pwrite by pwrite) without
+// a reader ever seeing it half written.
+const OAtomic = 1 << 30
+
+// openAtomic opens path with OAtomic.
+func (f *FS) openAtomic(path string, flags int, perm uint32) (*File, error) {
+	base := flags &^ (OAtomic | os.O_EXCL)
+	if base != os.O_WRONLY|os.O_CREATE|os.O_TRUNC {
+		return nil, pathErr("open", path, syscall.EINVAL)
+	}
+	a, err := f.CreateAtomic(path, WriteOptions{Perm: perm, Exclusive: flags&os.O_EXCL != 0})
+	if err != nil {
+		return nil, err
+	}
+	return &File{fs: f, path: path, flags: flags, atomic: a}, nil
+}
+
+// atomicWrite is Write and WriteAt of an OAtomic file; h.mu is held.
+func (h *File) atomicWrite(p []byte, off int64) (int, error) {
+	if off != h.atomic.Size() {
+		return 0, pathErr("write", h.path, syscall.ESPIPE)
+	}
+	n, err := h.atomic.Write(p)
+	h.off = h.atomic.Size()
+	return n, err
+}
+
+// Abort closes the file; an OAtomic file is discarded instead of
+// committed, so its path keeps its old content.
+func (h *File) Abort() error {
+	if h.atomic == nil {
+		return h.Close()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	return h.atomic.Abort()
 }
 
 // Open opens path with os.O_* flags (O_RDONLY, O_WRONLY, O_RDWR, O_CREATE,
 // O_EXCL, O_TRUNC, O_APPEND) and syscall.O_NOFOLLOW / O_DIRECTORY.
 func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
+	if flags&OAtomic != 0 {
+		return f.openAtomic(path, flags, perm)
+	}
 	h, _, err := f.openHandle(path, flags, false, func(c *store.Conn, now time.Time) (int64, error) {
 		// O_CREAT|O_EXCL never follows a final symlink: even a dangling
 		// one makes the open fail with EEXIST (open(2)), instead of
@@ -199,6 +253,11 @@ func (h *File) WriteAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, pathErr("write", h.path, syscall.EINVAL)
 	}
+	if h.atomic != nil {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.atomicWrite(p, off)
+	}
 	_, err := h.writeAt(p, off, h.flags&os.O_APPEND != 0)
 	if err != nil {
 		return 0, err
@@ -250,6 +309,9 @@ func (h *File) Write(p []byte) (int, error) {
 	if err := h.check("write", true); err != nil {
 		return 0, err
 	}
+	if h.atomic != nil {
+		return h.atomicWrite(p, h.off)
+	}
 	end, err := h.writeAt(p, h.off, h.flags&os.O_APPEND != 0)
 	if err != nil {
 		return 0, err
@@ -287,6 +349,11 @@ func (h *File) Stat() (Stat, error) {
 	if h.closed {
 		return Stat{}, pathErr("fstat", h.path, syscall.EBADF)
 	}
+	if h.atomic != nil {
+		// Not a file yet: what it will be.
+		return Stat{Mode: schema.ModeRegular | h.fs.applyUmask(h.atomic.opts.Perm), Size: h.atomic.Size(),
+			UID: h.fs.opts.UID, GID: h.fs.opts.GID, Blksize: int64(h.fs.chunkSize)}, nil
+	}
 	var st Stat
 	err := h.fs.read(func(c *store.Conn) error {
 		s, ok, err := h.fs.inode(c, h.ino)
@@ -310,6 +377,12 @@ func (h *File) Truncate(size int64) error {
 	if size < 0 {
 		return pathErr("ftruncate", h.path, syscall.EINVAL)
 	}
+	if h.atomic != nil {
+		if size == h.atomic.Size() {
+			return nil
+		}
+		return pathErr("ftruncate", h.path, syscall.EINVAL)
+	}
 	return h.fs.write(func(c *store.Conn) error {
 		st, ok, err := h.fs.inode(c, h.ino)
 		if err != nil {
@@ -330,6 +403,9 @@ func (h *File) Sync() error {
 	if h.closed {
 		return pathErr("fsync", h.path, syscall.EBADF)
 	}
+	if h.atomic != nil {
+		return nil // nothing is visible before Close
+	}
 	return h.fs.Sync()
 }
 
@@ -342,6 +418,9 @@ func (h *File) Close() error {
 		return pathErr("close", h.path, syscall.EBADF)
 	}
 	h.closed = true
+	if h.atomic != nil {
+		return h.atomic.Commit()
+	}
 	f := h.fs
 	f.openMu.Lock()
 	f.open[h.ino]--

@@ -41,6 +41,10 @@ func checkXattr(path, name string, value []byte) error {
 	if len(value) > XattrValueMax {
 		return pathErr("setxattr", path, syscall.E2BIG)
 	}
+	if name == stagingXattr {
+		// Reserved: it makes a nameless inode a staging one (atomic.go).
+		return pathErr("setxattr", path, syscall.EPERM)
+	}
 	return nil
 }
 

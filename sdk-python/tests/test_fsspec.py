@@ -115,3 +115,18 @@ def test_url_opens_agent_by_id(engine: str, tmp_path: Path, monkeypatch: pytest.
     assert (tmp_path / ".agentfs" / "url-agent.db").is_file()
     with agentfs.AgentFS.open(id="url-agent") as a:
         assert a.fs.read_file("/dir/hello.txt") == "from a URL"
+
+
+def test_attack_atomic_write_visible_at_close(afs: AgentFSFileSystem) -> None:
+    """A file written with "wb" keeps its old content until close: a reader
+    never sees it half written, and several blocks are pwrites."""
+    old = b"old content\n" * 1000
+    with afs.open("/atomic.bin", "wb") as f:
+        f.write(old)
+    data = os.urandom(3 * 1024 * 1024 + 5)
+    with afs.open("/atomic.bin", "wb", block_size=1 << 20) as f:
+        f.write(data[: 2 * 1024 * 1024 + 1])
+        f.flush()
+        assert afs.cat("/atomic.bin") == old
+        f.write(data[2 * 1024 * 1024 + 1 :])
+    assert afs.cat("/atomic.bin") == data

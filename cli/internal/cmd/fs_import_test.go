@@ -76,7 +76,7 @@ func TestImportExportRoundTrip(t *testing.T) {
 	writeHostFile(t, filepath.Join(src, "run.sh"), "#!/bin/sh\necho hi\n", 0o755)
 	writeHostFile(t, filepath.Join(src, "sub", "secret.txt"), "s3cret", 0o600)
 	writeHostFile(t, filepath.Join(src, "sub", "empty"), "", 0o640)
-	big := make([]byte, smallFile+3*4096+17) // streamed in pieces
+	big := make([]byte, smallFile+3*4096+17) // streamed through a staging inode
 	rand.Read(big)
 	writeHostFile(t, filepath.Join(src, "sub", "big.bin"), string(big), 0o644)
 	must(os.Symlink("../readme.md", filepath.Join(src, "sub", "link")))

@@ -55,7 +55,7 @@ func TestFSWriteCatLs(t *testing.T) {
 
 func TestFSWriteLargeFromStdin(t *testing.T) {
 	newAgent(t)
-	// Larger than smallFile: streamed through an open file in pieces.
+	// Larger than one staged batch: streamed through a staging inode.
 	data := make([]byte, smallFile+12345)
 	rand.Read(data)
 	if r := run(t, string(data), "fs", "t", "write", "/deep/dir/big.bin"); r.code != 0 {

@@ -11,7 +11,8 @@ fsspec installed:
 The URL's host part is the agent id; storage options are AgentFS.open's
 (id, path, url, token, engine, cwd, ...) or agent= an open agentfs.AgentFS.
 Reads and writes through open() use file handles (pread/pwrite), so large
-files stream instead of being held in memory.
+files stream instead of being held in memory; a file written with "wb" or
+"xb" changes at close(), all at once (old content or new, never a mix).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ from ._sync import AgentFS, File
 from ._types import Stats
 
 __all__ = ["AgentFSFileSystem"]
+
+# O_ATOMIC is the engine's open flag for an atomic replacement (vfs.OAtomic
+# in core/vfs/file.go): sequential writes, visible at close.
+O_ATOMIC = 1 << 30
+_ATOMIC_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | O_ATOMIC
 
 
 class AgentFSFileSystem(AbstractFileSystem):  # type: ignore[misc]
@@ -249,7 +255,10 @@ class AgentFSFile(AbstractBufferedFile):  # type: ignore[misc]
         return self._handle.pread(end - start, start)
 
     def _initiate_upload(self) -> None:
-        flags = {"wb": "w", "xb": "x", "ab": "r+"}[self.mode]
+        # "wb" and "xb" write through an atomic handle (O_ATOMIC): the file
+        # keeps its old content until close() makes the new one visible at
+        # once, and a client that dies before close() leaves it unchanged.
+        flags: str | int = {"wb": _ATOMIC_WRITE, "xb": _ATOMIC_WRITE | os.O_EXCL, "ab": "r+"}[self.mode]
         try:
             self._handle = self.fs._fs.open(self.path, flags)
         except FileNotFoundError:

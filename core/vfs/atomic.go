@@ -182,7 +182,7 @@ func (a *AtomicFile) stage() error {
 	f := a.f
 	err := f.write(func(c *store.Conn) error {
 		if a.ino == 0 {
-			if err := f.reclaimStaging(c); err != nil {
+			if _, err := f.reclaimStaging(c); err != nil {
 				return err
 			}
 			ino, err := f.newStaging(c, a.opts.Perm)
@@ -437,34 +437,26 @@ func (f *FS) ReclaimStaging() (int, error) {
 	}
 	n := 0
 	err = f.write(func(c *store.Conn) error {
-		n = 0
-		dead, err := f.deadStaging(c)
-		if err != nil {
-			return err
-		}
-		for _, ino := range dead {
-			if err := f.purgeTyped(c, ino, 0); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
+		var err error
+		n, err = f.reclaimStaging(c)
+		return err
 	})
 	return n, err
 }
 
-// reclaimStaging is ReclaimStaging inside a write transaction.
-func (f *FS) reclaimStaging(c *store.Conn) error {
+// reclaimStaging is ReclaimStaging inside a write transaction; it returns
+// the number of staging inodes deleted.
+func (f *FS) reclaimStaging(c *store.Conn) (int, error) {
 	dead, err := f.deadStaging(c)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	for _, ino := range dead {
+	for i, ino := range dead {
 		if err := f.purgeTyped(c, ino, 0); err != nil {
-			return err
+			return i, err
 		}
 	}
-	return nil
+	return len(dead), nil
 }
 
 // stagingInodes lists the nameless inodes marked as staging, with the

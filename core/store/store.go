@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -452,7 +453,11 @@ func (db *DB) Write(ctx context.Context, fn func(c *Conn) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			db.rollback(c)
-			panic(p)
+			if !isOutOfMemory(p) {
+				panic(p)
+			}
+			err = ErrNoMemory
+			return
 		}
 		if err != nil {
 			db.rollback(c)
@@ -579,6 +584,26 @@ var (
 	// it is (read-only media with a WAL to apply).
 	ErrCantRead = errors.New("cannot read the database in place")
 )
+
+// ErrNoMemory means SQLite could not allocate what a write needed; the
+// write was rolled back. In a WebAssembly build the whole database lives
+// in memory, so a very large file can reach this. It unwraps to ENOMEM.
+var ErrNoMemory error = noMemory{}
+
+type noMemory struct{}
+
+func (noMemory) Error() string {
+	return "out of memory: the database engine could not allocate what this write needs; nothing was written"
+}
+func (noMemory) Unwrap() error { return syscall.ENOMEM }
+
+// isOutOfMemory reports whether a recovered panic is the WebAssembly
+// driver's out-of-memory panic (ncruces/go-sqlite3 panics on SQLITE_NOMEM
+// instead of returning it).
+func isOutOfMemory(p any) bool {
+	e, ok := p.(error)
+	return ok && e.Error() == "sqlite3: out of memory"
+}
 
 func isBusy(err error) bool {
 	if err == nil {

@@ -172,7 +172,7 @@ func TestAttack_Atomic_StreamMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("256 MiB")
 	}
-	a, _ := withOld(t)
+	a, old := withOld(t)
 	const size = 256 << 20
 	runtime.GC()
 	var ms runtime.MemStats
@@ -190,6 +190,14 @@ func TestAttack_Atomic_StreamMemoryBounded(t *testing.T) {
 		peak = max(peak, ms.HeapInuse)
 	}
 	n, err := a.FS.WriteFileFrom(ctx, "/f", s, vfs.WriteOptions{})
+	if runtime.GOOS == "js" && errors.Is(err, syscall.ENOMEM) {
+		// The WebAssembly build keeps the whole database (and its
+		// rollback journal) in memory: there, 256 MiB may not fit, and
+		// what must hold is that the failure loses nothing.
+		wantBytes(t, "/f after a write that ran out of memory", []byte(readFile(t, a.FS, "/f")), old)
+		wantNoStaging(t, a)
+		t.Skipf("out of memory in the in-memory database, old content kept: %v", err)
+	}
 	if err != nil || n != size {
 		t.Fatalf("WriteFileFrom = %d, %v", n, err)
 	}

@@ -258,7 +258,13 @@ class AgentFSFile(AbstractBufferedFile):  # type: ignore[misc]
         # "wb" and "xb" write through an atomic handle (O_ATOMIC): the file
         # keeps its old content until close() makes the new one visible at
         # once, and a client that dies before close() leaves it unchanged.
-        flags: str | int = {"wb": _ATOMIC_WRITE, "xb": _ATOMIC_WRITE | os.O_EXCL, "ab": "r+"}[self.mode]
+        flags: str | int
+        if self.mode == "wb":
+            flags = _ATOMIC_WRITE
+        elif self.mode == "xb":
+            flags = _ATOMIC_WRITE | os.O_EXCL
+        else:
+            flags = "r+"
         try:
             self._handle = self.fs._fs.open(self.path, flags)
         except FileNotFoundError:

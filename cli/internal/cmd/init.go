@@ -54,24 +54,8 @@ database is mounted on a temporary directory (the working directory of
 				return userError{msg: err.Error(), hint: "agentfs init " + id + " (default --chunk-size 4096, --page-size 4096)"}
 			}
 			path := core.PathForID(id)
-			if _, err := os.Stat(path); err == nil {
-				if !force {
-					return userError{msg: fmt.Sprintf("agent %q already exists at %s", id, path), hint: fmt.Sprintf("agentfs init %s --force (replaces it)", id)}
-				}
-				for _, suffix := range []string{"", "-wal", "-shm"} {
-					if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-						return err
-					}
-				}
-				// Snapshots of the replaced database would restore it
-				// over the new one: they go with it.
-				if err := os.RemoveAll(path + ".snapshots"); err != nil {
-					return err
-				}
-			}
-			if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
-				return userError{msg: fmt.Sprintf("%s exists and is not a regular file", path), hint: "remove it, or choose another id"}
-			}
+			// Every check comes before --force touches anything: a refused
+			// option or base leaves the old database in place.
 			if base != "" {
 				st, err := os.Stat(base)
 				if err != nil {
@@ -81,7 +65,24 @@ database is mounted on a temporary directory (the working directory of
 					return userError{msg: fmt.Sprintf("base %s is not a directory (ENOTDIR)", base), hint: "agentfs init " + id + " --base EXISTING_DIR"}
 				}
 			}
-			a, err := core.Open(cmd.Context(), path, opts)
+			if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
+				return userError{msg: fmt.Sprintf("%s exists and is not a regular file", path), hint: "remove it, or choose another id"}
+			}
+			replacing := false
+			if _, err := os.Stat(path); err == nil {
+				if !force {
+					return userError{msg: fmt.Sprintf("agent %q already exists at %s", id, path), hint: fmt.Sprintf("agentfs init %s --force (replaces it)", id)}
+				}
+				replacing = true
+			}
+			target := path
+			if replacing {
+				// The new database is made beside the old one and swapped
+				// in only once it is complete (replaceDatabase).
+				target = fmt.Sprintf("%s.init-%d.tmp", path, os.Getpid())
+				defer removeDatabaseFiles(target)
+			}
+			a, err := core.Open(cmd.Context(), target, opts)
 			if err != nil {
 				return openError(id, path, err)
 			}
@@ -90,6 +91,11 @@ database is mounted on a temporary directory (the working directory of
 			}
 			if err := a.Close(); err != nil {
 				return err
+			}
+			if replacing {
+				if err := replaceDatabase(target, path); err != nil {
+					return err
+				}
 			}
 			if command == "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "Created agent filesystem: %s\nAgent ID: %s\n", path, id)
@@ -116,4 +122,33 @@ func randomID() string {
 		f.Close()
 	}
 	return fmt.Sprintf("agent-%x", b)
+}
+
+// replaceDatabase puts the complete database fresh in place of the one at
+// path, so that no crash loses the old one before the new one is there:
+// the old database (with its WAL, which may hold committed transactions)
+// is first renamed aside in one piece, then fresh takes its name, and only
+// then are the old files and its snapshots (which would restore it over
+// the new one) removed. A crash in between leaves the old database whole
+// under path.replaced-PID.
+func replaceDatabase(fresh, path string) error {
+	aside := fmt.Sprintf("%s.replaced-%d", path, os.Getpid())
+	for _, suffix := range []string{"-wal", "-shm", ""} { // the main file last
+		if err := os.Rename(path+suffix, aside+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("replace %s: %w", path, err)
+		}
+	}
+	if err := os.Rename(fresh, path); err != nil {
+		return fmt.Errorf("replace %s: %w (the old database is at %s)", path, err, aside)
+	}
+	removeDatabaseFiles(aside)
+	return os.RemoveAll(path + ".snapshots")
+}
+
+// removeDatabaseFiles removes a database file with its WAL and shared
+// memory files, if they exist.
+func removeDatabaseFiles(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		_ = os.Remove(path + suffix)
+	}
 }

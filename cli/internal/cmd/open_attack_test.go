@@ -215,3 +215,30 @@ func TestAttack_ID_CLITimelineControls(t *testing.T) {
 		t.Errorf("timeline: %q", out)
 	}
 }
+
+// init --force checks everything (here a missing --base) before it touches
+// the old database, and a successful --force leaves exactly the new
+// database: no temporary or set-aside files, no old snapshots, no old WAL.
+func TestAttack_Open_CLIInitForceReplacesWhole(t *testing.T) {
+	t.Chdir(t.TempDir())
+	mustRun(t, "init", "x")
+	mustRun(t, "fs", "x", "write", "/keep", "me")
+	mustRun(t, "snapshot", "x", "create", "s1")
+	wantFail(t, 1, []string{"init", "x", "--force", "--base", "/no/such/dir"}, "base directory /no/such/dir")
+	if out := mustRun(t, "fs", "x", "cat", "/keep"); out != "me" {
+		t.Fatalf("--force with a missing base replaced the database: %q", out)
+	}
+	mustRun(t, "init", "x", "--force")
+	ents, err := os.ReadDir(".agentfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != 1 || names[0] != "x.db" {
+		t.Fatalf(".agentfs after init --force = %q, want only x.db", names)
+	}
+	wantFail(t, 1, []string{"fs", "x", "cat", "/keep"}, "ENOENT")
+}

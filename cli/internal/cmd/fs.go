@@ -325,7 +325,7 @@ func catFile(f *vfs.FS, p string, w io.Writer, buf []byte) error {
 // ---- write ----
 
 func newFSWriteCmd(id string) *cobra.Command {
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "write PATH [CONTENT|-]",
 		Short: "Write a file from an argument or standard input",
 		Long: `Replace the content of a file (creating it and its parent directories if
@@ -344,6 +344,9 @@ interrupted or killed, the file keeps its old content.`,
 			})
 		},
 	}
+	// Flags end at PATH: content such as "- ship it" or "--x" is content.
+	c.Flags().SetInterspersed(false)
+	return c
 }
 
 // ---- mkdir ----

@@ -14,6 +14,12 @@ func TestFSWriteCatLs(t *testing.T) {
 		t.Errorf("write printed %q, want nothing", out)
 	}
 	checkOut(t, "cat", mustRun(t, "fs", "t", "cat", "/a/b.txt"), "hello")
+	// Content after PATH is never a flag (the README's "- ship it").
+	for _, content := range []string{"- ship it", "--help", "-x"} {
+		mustRun(t, "fs", "t", "write", "/dash.md", content)
+		checkOut(t, "cat "+content, mustRun(t, "fs", "t", "cat", "/dash.md"), content)
+	}
+	mustRun(t, "fs", "t", "rm", "/dash.md")
 	// From standard input, with "-" and with CONTENT absent; a relative
 	// path is taken from the root.
 	if r := run(t, "line 1\nline 2\n", "fs", "t", "write", "notes.md", "-"); r.code != 0 {

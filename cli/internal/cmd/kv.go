@@ -66,11 +66,13 @@ func kvValue(value string, asString bool) []byte {
 func newKVSetCmd(id string) *cobra.Command {
 	var asString bool
 	c := &cobra.Command{
-		Use:   "set KEY VALUE",
+		Use:   "set [--string] KEY VALUE",
 		Short: "Set a key; VALUE is JSON, or else stored as a string",
 		Long: `Set KEY to VALUE. VALUE is stored as JSON when it is valid JSON (3, true,
 null, "text", [1,2], {"a":1}); anything else is stored as a JSON string.
---string always stores VALUE as a string (so that "3" stays text).`,
+--string always stores VALUE as a string (so that "3" stays text). Flags
+come before KEY: after it, everything is the key and the value, so that
+"agentfs kv ID set n -1" stores -1.`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
@@ -79,6 +81,7 @@ null, "text", [1,2], {"a":1}); anything else is stored as a JSON string.
 		},
 	}
 	c.Flags().BoolVar(&asString, "string", false, "store VALUE as a JSON string even if it parses as JSON")
+	c.Flags().SetInterspersed(false)
 	return c
 }
 

@@ -12,8 +12,9 @@ func TestKV(t *testing.T) {
 	mustRun(t, "kv", "t", "set", "step", "3")
 	mustRun(t, "kv", "t", "set", "done", "true")
 	mustRun(t, "kv", "t", "set", "note", "hello world") // not JSON: a string
-	mustRun(t, "kv", "t", "set", "code", "42", "--string")
+	mustRun(t, "kv", "t", "set", "--string", "code", "42")
 	mustRun(t, "kv", "t", "set", "quoted", `"already a string"`)
+	mustRun(t, "kv", "t", "set", "neg", "-1") // a value, not a flag
 
 	for key, want := range map[string]string{
 		"user:1": `{"name":"Ada","langs":["en","fr"]}`,
@@ -22,6 +23,7 @@ func TestKV(t *testing.T) {
 		"note":   `"hello world"`,
 		"code":   `"42"`,
 		"quoted": `"already a string"`,
+		"neg":    "-1",
 	} {
 		checkOut(t, "kv get "+key, mustRun(t, "kv", "t", "get", key), want+"\n")
 	}
@@ -29,6 +31,7 @@ func TestKV(t *testing.T) {
 	checkOut(t, "kv ls", mustRun(t, "kv", "t", "ls"), lines(
 		"code\t\"42\"",
 		"done\ttrue",
+		"neg\t-1",
 		"note\t\"hello world\"",
 		"quoted\t\"already a string\"",
 		"step\t3",

@@ -107,3 +107,36 @@ func TestCheckpoint_WALBoundedUnderSustainedWrites(t *testing.T) {
 	}
 	t.Logf("largest WAL file: %.1f MiB", float64(biggest)/(1<<20))
 }
+
+// An explicit checkpoint leaves the database file complete and the WAL
+// empty on disk: the footprint after Checkpoint is the database alone.
+func TestCheckpoint_ExplicitTruncatesWAL(t *testing.T) {
+	db, path := openStore(t)
+	ctx := context.Background()
+	blob := make([]byte, 1<<20)
+	if err := db.Write(ctx, func(c *store.Conn) error {
+		_, err := c.Exec("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 24 {
+		err := db.Write(ctx, func(c *store.Conn) error {
+			_, err := c.Exec("INSERT OR REPLACE INTO t(k, v) VALUES (?, ?)", i, blob)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path + "-wal")
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err == nil && st.Size() != 0 {
+		t.Errorf("WAL is %d bytes after an explicit checkpoint, want 0", st.Size())
+	}
+}

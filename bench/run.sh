@@ -6,7 +6,7 @@
 #   ./bench/run.sh                                        full size (slow: minutes)
 #   N_FILES=1000 N_KV=1000 N_TOOLS=1000 BIG_MIB=8 COLD_RUNS=2 WARM=100 ./bench/run.sh
 #
-# Env: WORKLOADS (../shared/bench/workloads.mjs from the repository root;
+# Env: WORKLOADS (bench/workloads.mjs, the reference workloads vendored;
 # the reference side is skipped when it is missing), RESULTS (bench/results),
 # and the knobs of workloads.mjs, passed to both sides: N_FILES N_DIRS
 # BIG_MIB N_PREAD N_KV N_TOOLS WARM COLD_RUNS KEEP.
@@ -14,7 +14,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-WORKLOADS=${WORKLOADS:-$ROOT/../shared/bench/workloads.mjs}
+WORKLOADS=${WORKLOADS:-$ROOT/bench/workloads.mjs}
 RESULTS=${RESULTS:-$ROOT/bench/results}
 TS=$(date +%Y%m%d-%H%M%S)
 TMP=$ROOT/bench/tmp # databases of both sides, on the same filesystem

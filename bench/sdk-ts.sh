@@ -2,7 +2,7 @@
 # The TypeScript SDK beside Turso's agentfs-sdk 0.6.4, in one run: both
 # packages installed side by side in a scratch project (ours from `npm pack`
 # of sdk-ts, with its bundled engine; Turso's as the npm alias
-# turso-agentfs, as tests/compat does), then shared/bench/workloads.mjs,
+# turso-agentfs, as tests/compat does), then bench/workloads.mjs,
 # unchanged, on each under /usr/bin/time -v (ours twice: with its default
 # transport, the engine loaded into the Node process, and with transport
 # "process", the engine as a child over stdio), then the round trip of an
@@ -13,14 +13,14 @@
 #   ./bench/sdk-ts.sh                                            full size
 #   N_FILES=1000 N_KV=1000 N_TOOLS=1000 BIG_MIB=8 COLD_RUNS=2 WARM=100 ./bench/sdk-ts.sh
 #
-# Env: WORKLOADS (../shared/bench/workloads.mjs from the repository root),
+# Env: WORKLOADS (bench/workloads.mjs, the reference workloads vendored),
 # RESULTS (bench/results), SIDES ("ref ts tsproc floor"; "tswasm" is the same
 # package with transport "wasm", compared in a table of its own), and the knobs of workloads.mjs.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-WORKLOADS=${WORKLOADS:-$ROOT/../shared/bench/workloads.mjs}
+WORKLOADS=${WORKLOADS:-$ROOT/bench/workloads.mjs}
 RESULTS=${RESULTS:-$ROOT/bench/results}
 SIDES=${SIDES:-ref ts tsproc floor}
 TS=$(date +%Y%m%d-%H%M%S)

@@ -1,11 +1,11 @@
-// The floor of shared/bench/workloads.mjs: an SDK with agentfs-sdk's API
+// The floor of bench/workloads.mjs: an SDK with agentfs-sdk's API
 // that stores nothing anywhere (files, keys and tool calls stay in this
 // process's maps, written data is kept by reference as if a disk held it
 // for free, and reads return fresh copies as any real SDK must). What it
 // measures is what Node and the workload itself cost: no SDK that keeps
 // its data in a database can start faster or peak lower.
 //
-//   SDK=$PWD/bench/floor-sdk/index.mjs node ../shared/bench/workloads.mjs
+//   SDK=$PWD/bench/floor-sdk/index.mjs node ../bench/workloads.mjs
 //
 // bench/sdk-ts.sh runs it as the "floor" side.
 

@@ -13,8 +13,10 @@ suites=${SUITES:-$all_suites}
 
 run_suite() {
   case "$1" in
-    go:tools) (cd tools && go vet ./...) ;;
-    go:*) local m=${1#go:}; (cd "$m" && go vet ./... && go test -race -count=1 ./...) ;;
+    go:tools) (cd tools && go vet ./... && go tool staticcheck ./...) ;;
+    # wasm/ is GOOS=js only: its vet and staticcheck run in that build
+    go:wasm) (cd wasm && GOOS=js GOARCH=wasm go vet ./... && GOOS=js GOARCH=wasm "$(go tool -n staticcheck)" ./... && go test -race -count=1 ./...) ;;
+    go:*) local m=${1#go:}; (cd "$m" && go vet ./... && go tool staticcheck ./... && go test -race -count=1 ./...) ;;
     gofmt) ./scripts/check-gofmt.sh ;;
     wasm-go) go tool task test-wasm-go ;;
     python) go tool task test-python ;;

@@ -569,7 +569,7 @@ func TestResources(t *testing.T) {
 
 	_, err = e.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "agentfs:///missing.txt"})
 	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != mcp.CodeResourceNotFound {
+	if !errors.As(err, &je) || je.Code != codeResourceNotFound {
 		t.Errorf("missing resource: %v", err)
 	}
 	_, err = e.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "agentfs:///data.json/x"})
@@ -645,3 +645,7 @@ func TestExec(t *testing.T) {
 		t.Errorf("exec record: %+v (%s)", c, c.Parameters)
 	}
 }
+
+// codeResourceNotFound is MCP's JSON-RPC code for a resource that does not
+// exist (the SDK's constant for it is deprecated).
+const codeResourceNotFound = -32002

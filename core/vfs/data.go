@@ -25,49 +25,6 @@ const maxZeroFill = 1 << 20
 // rowsPerInsert bounds the number of chunks in one multi-row INSERT.
 const rowsPerInsert = 64
 
-// readData returns bytes [off, off+n) of ino, a file of the given size.
-func (f *FS) readData(c *store.Conn, ino, off, n, size int64) ([]byte, error) {
-	if off >= size || n <= 0 {
-		return []byte{}, nil
-	}
-	if off+n > size {
-		n = size - off
-	}
-	cs := int64(f.chunkSize)
-	first, last := off/cs, (off+n-1)/cs
-	out := make([]byte, n)
-	var rows interface {
-		Next() bool
-		Scan(...any) error
-		Err() error
-		Close() error
-	}
-	var err error
-	if first == 0 && last == (size-1)/cs {
-		rows, err = c.Query("SELECT chunk_index, data FROM fs_data WHERE ino = ? ORDER BY chunk_index", ino)
-	} else {
-		rows, err = c.Query("SELECT chunk_index, data FROM fs_data WHERE ino = ? AND chunk_index BETWEEN ? AND ? ORDER BY chunk_index", ino, first, last)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var idx int64
-		var data sql.RawBytes // copied into out below; saves a copy per chunk
-		if err := rows.Scan(&idx, &data); err != nil {
-			return nil, err
-		}
-		start := idx * cs // file offset of the chunk
-		end := start + int64(len(data))
-		lo, hi := max(start, off), min(end, off+n)
-		if lo < hi {
-			copy(out[lo-off:hi-off], data[lo-start:hi-start])
-		}
-	}
-	return out, rows.Err()
-}
-
 // insertChunks stores data at offset off of a file that has no chunks in
 // that range yet (a new file, or after deleting them).
 func (f *FS) insertChunks(c *store.Conn, ino, off int64, data []byte) error {

@@ -173,13 +173,6 @@ func (m *model) entry(path string) (mres, syscall.Errno) { return m.lookup(path,
 
 func (m *model) isDir(id int) bool { return id != 0 && m.nodes[id].typ == 'd' }
 
-func errOf(e syscall.Errno) error {
-	if e == 0 {
-		return nil
-	}
-	return e
-}
-
 // mkdir(2)
 func (m *model) mkdir(p string) error {
 	r, e := m.entry(p)

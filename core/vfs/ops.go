@@ -1161,6 +1161,8 @@ func (f *FS) Walk(root string, fn func(path string, st Stat) error) error {
 }
 
 // SkipDir tells Walk to skip the contents of a directory.
+//
+//lint:ignore ST1012 named as fs.SkipDir, which it plays the part of
 var SkipDir = errors.New("skip this directory")
 
 func (f *FS) walk(p string, st Stat, fn func(string, Stat) error) error {

@@ -234,7 +234,6 @@ func TestFS_Rmdir(t *testing.T) {
 }
 
 func TestFS_Rename(t *testing.T) {
-	type setup func(t *testing.T, f *vfs.FS)
 	base := func(t *testing.T, f *vfs.FS) {
 		writeFile(t, f, "/a/f1", "one")
 		writeFile(t, f, "/a/f2", "two")

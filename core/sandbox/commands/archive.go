@@ -297,7 +297,7 @@ func runTar(c *Cmd) int {
 			delayed = append(delayed, delayedLink{h.Name, target, h.Linkname, h.ModTime})
 			continue
 		}
-		if h.Typeflag == tar.TypeDir || h.Typeflag == tar.TypeLink || h.Typeflag == tar.TypeReg || h.Typeflag == tar.TypeRegA {
+		if h.Typeflag == tar.TypeDir || h.Typeflag == tar.TypeLink || h.Typeflag == tar.TypeReg {
 			dropDelayed(target)
 		}
 		switch h.Typeflag {
@@ -306,7 +306,7 @@ func runTar(c *Cmd) int {
 		case tar.TypeLink:
 			c.FS.Unlink(target)
 			err = c.FS.Link(joinPath(dir, strings.TrimPrefix(path.Clean("/"+h.Linkname), "/")), target)
-		case tar.TypeReg, tar.TypeRegA:
+		case tar.TypeReg: // the reader turns old archives' TypeRegA into TypeReg
 			c.FS.MkdirAll(dirName(target), 0o755)
 			// An existing file is replaced, not written through: it may be
 			// a symbolic link or a hard link (another member's, or the

@@ -79,11 +79,6 @@ func (o *opts) last(keys ...string) string {
 	return found
 }
 
-func (s spec) takesArg(c byte) (known, arg bool) {
-	known, arg, _ = s.argKind(c)
-	return known, arg
-}
-
 // argKind also reports an optional argument ("i::"), which is only taken
 // when attached: -i.bak, not -i .bak.
 func (s spec) argKind(c byte) (known, arg, optional bool) {

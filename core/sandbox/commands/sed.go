@@ -48,7 +48,6 @@ type sedCmd struct {
 	exitCode int
 	active   bool // range state
 	rangeEnd int
-	ints     int
 }
 
 type sedRepl struct {
@@ -479,24 +478,23 @@ func parseSed(script string, ere bool) ([]*sedCmd, error) {
 
 // sedRun is the state of one execution.
 type sedRun struct {
-	c        *Cmd
-	cmds     []*sedCmd
-	quiet    bool
-	nul      bool
-	lineNo   int
-	input    *sedInput
-	out      *bufio.Writer
-	pat      string
-	hold     string
-	appendQ  []string
-	lastRe   *regexp.Regexp
-	tflag    bool
-	quit     int // -1: go on
-	quitNow  bool
-	wfiles   map[string]File // by name; nil after a failed write
-	wstatus  int             // 4 after a failed write to a w file
-	rfiles   map[string]*bufio.Reader
-	fileName string
+	c       *Cmd
+	cmds    []*sedCmd
+	quiet   bool
+	nul     bool
+	lineNo  int
+	input   *sedInput
+	out     *bufio.Writer
+	pat     string
+	hold    string
+	appendQ []string
+	lastRe  *regexp.Regexp
+	tflag   bool
+	quit    int // -1: go on
+	quitNow bool
+	wfiles  map[string]File // by name; nil after a failed write
+	wstatus int             // 4 after a failed write to a w file
+	rfiles  map[string]*bufio.Reader
 	// pendingNL: the last line printed lacked its newline, as its input
 	// line did; it is added before anything printed after it.
 	pendingNL bool

@@ -37,8 +37,21 @@ func (s Stat) IsSymlink() bool { return s.Type() == schema.ModeSymlink }
 // Perm returns the permission bits including setuid, setgid and sticky.
 func (s Stat) Perm() uint32 { return s.Mode & 0o7777 }
 
-// Blocks is the number of 512-byte blocks the data occupies.
-func (s Stat) Blocks() int64 { return (s.Size + 511) / 512 }
+// Blocks is st_blocks: the 512-byte blocks the file would occupy on a
+// disk with 4 KiB blocks (what du, ls -s and stat -c %b show on a usual
+// Linux filesystem): size rounded up to 4 KiB, a directory one block
+// (4096 bytes) at least, a symbolic link none (its target fits in the
+// inode). Every way in (mount, API, CLI, sandbox) reports this one value.
+func (s Stat) Blocks() int64 {
+	if s.IsSymlink() {
+		return 0
+	}
+	size := s.Size
+	if s.IsDir() && size < 4096 {
+		size = 4096
+	}
+	return (size + 4095) / 4096 * 8
+}
 
 // FileMode converts the POSIX mode to an io/fs mode.
 func (s Stat) FileMode() fs.FileMode {

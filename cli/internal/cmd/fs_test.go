@@ -152,7 +152,7 @@ func TestFSStat(t *testing.T) {
 	out := mustRun(t, "fs", "t", "stat", "/a.txt")
 	ts := `\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{9} [+-]\d{4}`
 	want := regexp.MustCompile(`^  File: /a\.txt
-  Size: 5 +Blocks: 1 +IO Block: 4096 +regular file
+  Size: 5 +Blocks: 8 +IO Block: 4096 +regular file
  Inode: \d+ +Links: 1
 Access: \(0644/-rw-r--r--\)  Uid: \( +0\)   Gid: \( +0\)
 Access: ` + ts + `

@@ -157,18 +157,8 @@ func dispSize(st vfs.Stat) int64 {
 	return st.Size
 }
 
-// allocBlocks is the 512-byte blocks a file would occupy on a filesystem
-// with 4 KiB blocks, so that "total" reads as on a usual Linux disk.
-func allocBlocks(st vfs.Stat) int64 {
-	if st.IsSymlink() {
-		return 0
-	}
-	size := st.Size
-	if st.IsDir() && size == 0 {
-		size = 4096
-	}
-	return (size + 4095) / 4096 * 8
-}
+// allocBlocks is st_blocks, as every way in reports it (vfs.Stat.Blocks).
+func allocBlocks(st vfs.Stat) int64 { return st.Blocks() }
 
 func lsSort(list []lsEntry, opt lsOpts) {
 	if opt.noSort {

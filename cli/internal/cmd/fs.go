@@ -389,26 +389,17 @@ func newFSRmCmd(id string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
 				for _, arg := range args {
+					// vfs.Remove: the check and the removal in one
+					// transaction, as every other way in.
 					p := agentPath(arg)
-					st, err := a.FS.Lstat(p)
+					err := a.FS.Remove(p, recursive, force)
+					if isErrno(err, syscall.EISDIR) && !recursive {
+						return userError{
+							msg:  describe(pathError("rm", p, syscall.EISDIR)),
+							hint: fmt.Sprintf("agentfs fs %s rm -r %s", id, arg),
+						}
+					}
 					if err != nil {
-						if force && isErrno(err, syscall.ENOENT) {
-							continue
-						}
-						return err
-					}
-					if st.IsDir() {
-						if !recursive {
-							return userError{
-								msg:  describe(pathError("rm", p, syscall.EISDIR)),
-								hint: fmt.Sprintf("agentfs fs %s rm -r %s", id, arg),
-							}
-						}
-						err = a.FS.RemoveAll(p)
-					} else {
-						err = a.FS.Unlink(p)
-					}
-					if err != nil && !(force && isErrno(err, syscall.ENOENT)) {
 						return err
 					}
 				}

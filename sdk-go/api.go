@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentfs-go/agentfs/core/kv"
+	"github.com/agentfs-go/agentfs/core/rpc/rpcerr"
 	"github.com/agentfs-go/agentfs/core/toolcalls"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
@@ -54,7 +55,7 @@ const (
 
 // ErrNotFound is returned for a missing key (KVStore.Get) or an unknown
 // tool call id (ToolLog.Get, Success, Error).
-var ErrNotFound = errors.New("agentfs: not found")
+var ErrNotFound = rpcerr.ErrNotFound
 
 // ErrFinished is returned when finishing a tool call that is not pending.
 var ErrFinished = errors.New("agentfs: tool call already finished")

@@ -18,6 +18,7 @@ import (
 
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1connect"
+	"github.com/agentfs-go/agentfs/core/rpc/rpcerr"
 )
 
 // RemoteOptions say which server and agent Dial talks to.
@@ -151,68 +152,13 @@ func (h headers) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect
 // RemoteError is a failure reported by the server that has no errno: a
 // wrong token, an unknown agent, a bad argument. errors.Is matches it to
 // fs.ErrPermission, ErrNotFound, fs.ErrExist and fs.ErrInvalid by kind.
-type RemoteError struct {
-	Kind    v1.ErrorKind
-	Code    connect.Code
-	Message string
-}
-
-func (e *RemoteError) Error() string {
-	return fmt.Sprintf("%s (%s)", e.Message, e.Code)
-}
-
-func (e *RemoteError) Is(target error) bool {
-	switch target {
-	case fs.ErrPermission:
-		return e.Kind == v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED
-	case ErrNotFound:
-		return e.Kind == v1.ErrorKind_ERROR_KIND_NOT_FOUND
-	case fs.ErrExist:
-		return e.Kind == v1.ErrorKind_ERROR_KIND_ALREADY_EXISTS
-	case fs.ErrInvalid:
-		return e.Kind == v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT
-	}
-	return false
-}
+// The mapping is the server's own (core/rpc/rpcerr).
+type RemoteError = rpcerr.Error
 
 // remoteErr turns a Connect error into the SDK's: a *fs.PathError with
 // the errno for filesystem failures, a *RemoteError for the rest (a
 // transport failure without an agentfs.v1.Error stays as it is).
-func remoteErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ce *connect.Error
-	if !errors.As(err, &ce) {
-		return err
-	}
-	for _, d := range ce.Details() {
-		m, derr := d.Value()
-		if derr != nil {
-			continue
-		}
-		e, ok := m.(*v1.Error)
-		if !ok {
-			continue
-		}
-		if e.GetErrno() != 0 {
-			return &fs.PathError{Op: e.GetSyscall(), Path: e.GetPath(), Err: syscall.Errno(e.GetErrno())}
-		}
-		return &RemoteError{Kind: e.GetKind(), Code: ce.Code(), Message: e.GetMessage()}
-	}
-	kind := v1.ErrorKind_ERROR_KIND_INTERNAL
-	switch ce.Code() {
-	case connect.CodeUnauthenticated, connect.CodePermissionDenied:
-		kind = v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED
-	case connect.CodeUnavailable:
-		kind = v1.ErrorKind_ERROR_KIND_UNAVAILABLE
-	case connect.CodeCanceled:
-		return errors.Join(context.Canceled, err)
-	case connect.CodeDeadlineExceeded:
-		return errors.Join(context.DeadlineExceeded, err)
-	}
-	return &RemoteError{Kind: kind, Code: ce.Code(), Message: ce.Message()}
-}
+func remoteErr(err error) error { return rpcerr.FromConnect(err) }
 
 func statFromProto(s *v1.Stat) Stat {
 	if s == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"syscall"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/agentfs-go/agentfs/core"
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/internal/hostfs"
+	"github.com/agentfs-go/agentfs/core/rpc/rpcerr"
 	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/toolcalls"
 	"github.com/agentfs-go/agentfs/core/vfs"
@@ -96,7 +96,7 @@ func ToProto(err error) *v1.Error {
 	case errors.Is(err, core.ErrSnapshotExists):
 		out.Kind = v1.ErrorKind_ERROR_KIND_ALREADY_EXISTS
 	case errors.As(err, &ce):
-		out.Kind = kindOfCode(ce.Code())
+		out.Kind = rpcerr.KindOf(ce.Code())
 		out.Message = ce.Message()
 	default:
 		out.Kind = v1.ErrorKind_ERROR_KIND_INTERNAL
@@ -125,15 +125,9 @@ func nodeMessage(errno syscall.Errno, sys, path, dest string) string {
 	return msg
 }
 
-// FromProto turns an agentfs.v1.Error back into a Go error: a
-// *fs.PathError wrapping the errno for filesystem errors, so that
-// errors.Is(err, fs.ErrNotExist) works on the client side too.
-func FromProto(e *v1.Error) error {
-	if e.GetErrno() != 0 {
-		return &fs.PathError{Op: e.GetSyscall(), Path: e.GetPath(), Err: syscall.Errno(e.GetErrno())}
-	}
-	return &kindError{kind: e.GetKind(), msg: e.GetMessage()}
-}
+// FromProto turns an agentfs.v1.Error back into a Go error (see
+// rpcerr.FromProto: the mapping clients share).
+func FromProto(e *v1.Error) error { return rpcerr.FromProto(e) }
 
 // Kind reports the class of an error returned by FromProto.
 func Kind(err error) v1.ErrorKind {
@@ -141,63 +135,14 @@ func Kind(err error) v1.ErrorKind {
 	if errors.As(err, &ke) {
 		return ke.kind
 	}
+	var re *rpcerr.Error
+	if errors.As(err, &re) {
+		return re.Kind
+	}
 	if vfs.Errno(err) != 0 {
 		return v1.ErrorKind_ERROR_KIND_ERRNO
 	}
 	return v1.ErrorKind_ERROR_KIND_UNSPECIFIED
-}
-
-// connectCode maps an error to the Connect/gRPC status code.
-func connectCode(e *v1.Error) connect.Code {
-	if e.Kind == v1.ErrorKind_ERROR_KIND_ERRNO {
-		switch syscall.Errno(e.Errno) {
-		case syscall.ENOENT:
-			return connect.CodeNotFound
-		case syscall.EEXIST:
-			return connect.CodeAlreadyExists
-		case syscall.EACCES, syscall.EPERM, syscall.EROFS:
-			return connect.CodePermissionDenied
-		case syscall.ENOSPC, syscall.EFBIG, syscall.ENAMETOOLONG:
-			return connect.CodeResourceExhausted
-		case syscall.ENOSYS, syscall.EOPNOTSUPP:
-			return connect.CodeUnimplemented
-		case syscall.EINVAL, syscall.EBADF:
-			return connect.CodeInvalidArgument
-		default:
-			return connect.CodeFailedPrecondition
-		}
-	}
-	if c, ok := codeOfKind[e.Kind]; ok {
-		return c
-	}
-	return connect.CodeInternal
-}
-
-// codeOfKind pairs each non-errno ErrorKind with its Connect code; the
-// table serves both directions.
-var codeOfKind = map[v1.ErrorKind]connect.Code{
-	v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT:    connect.CodeInvalidArgument,
-	v1.ErrorKind_ERROR_KIND_NOT_FOUND:           connect.CodeNotFound,
-	v1.ErrorKind_ERROR_KIND_ALREADY_EXISTS:      connect.CodeAlreadyExists,
-	v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED:   connect.CodePermissionDenied,
-	v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION: connect.CodeFailedPrecondition,
-	v1.ErrorKind_ERROR_KIND_CANCELED:            connect.CodeCanceled,
-	v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED:       connect.CodeUnimplemented,
-	v1.ErrorKind_ERROR_KIND_RESOURCE_EXHAUSTED:  connect.CodeResourceExhausted,
-	v1.ErrorKind_ERROR_KIND_UNAVAILABLE:         connect.CodeUnavailable,
-	v1.ErrorKind_ERROR_KIND_INTERNAL:            connect.CodeInternal,
-}
-
-func kindOfCode(c connect.Code) v1.ErrorKind {
-	if c == connect.CodeUnauthenticated {
-		return v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED
-	}
-	for k, code := range codeOfKind {
-		if code == c {
-			return k
-		}
-	}
-	return v1.ErrorKind_ERROR_KIND_INTERNAL
 }
 
 // toConnect converts a handler's error for the HTTP door: the status code
@@ -211,7 +156,7 @@ func toConnect(err error) error {
 		return err
 	}
 	e := ToProto(err)
-	out := connect.NewError(connectCode(e), errors.New(e.Message))
+	out := connect.NewError(rpcerr.CodeOf(e), errors.New(e.Message))
 	if d, derr := connect.NewErrorDetail(e); derr == nil {
 		out.AddDetail(d)
 	}

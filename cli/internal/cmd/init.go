@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentfs-go/agentfs/core"
+	agentsync "github.com/agentfs-go/agentfs/core/sync"
 )
 
 func init() { register(newInitCmd) }
@@ -16,7 +17,10 @@ func init() { register(newInitCmd) }
 func newInitCmd() *cobra.Command {
 	var force bool
 	var chunkSize, pageSize int
-	var command, base string
+	var command, base, syncURL, syncTokenFile string
+	var partialPrefetch bool
+	var partialSegment, partialLength int
+	var partialQuery string
 	c := &cobra.Command{
 		Use:   "init [ID] [--base HOSTDIR] [-c CMD]",
 		Short: "Create an agent database in .agentfs/ID.db",
@@ -58,7 +62,7 @@ database is mounted on a temporary directory (the working directory of
 				if !force {
 					return userError{msg: fmt.Sprintf("agent %q already exists at %s", id, path), hint: fmt.Sprintf("agentfs init %s --force (replaces it)", id)}
 				}
-				for _, suffix := range []string{"", "-wal", "-shm"} {
+				for _, suffix := range []string{"", "-wal", "-shm", "-sync.json", "-sync-base"} {
 					if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 						return err
 					}
@@ -80,6 +84,29 @@ database is mounted on a temporary directory (the working directory of
 				if !st.IsDir() {
 					return userError{msg: fmt.Sprintf("base %s is not a directory (ENOTDIR)", base), hint: "agentfs init " + id + " --base EXISTING_DIR"}
 				}
+			}
+			if syncURL != "" {
+				for _, f := range []string{"sync-partial-prefetch", "sync-partial-segment-size", "sync-partial-bootstrap-query", "sync-partial-bootstrap-length"} {
+					if cmd.Flags().Changed(f) {
+						return userError{msg: fmt.Sprintf("--%s: partial sync is not supported by this agentfs (ENOTSUP): the whole database is bootstrapped", f), hint: "agentfs init " + id + " --sync-remote-url " + syncURL}
+					}
+				}
+				if base != "" {
+					return userError{msg: "--base and --sync-remote-url together are not supported (EINVAL): an overlay's base directory stays on this machine", hint: "agentfs init " + id + " --sync-remote-url " + syncURL}
+				}
+				token, err := syncToken(syncTokenFile)
+				if err != nil {
+					return err
+				}
+				d, err := durabilityOption()
+				if err != nil {
+					return err
+				}
+				opts.Durability = d
+				if err := agentsync.Bootstrap(cmd.Context(), path, syncURL, agentsync.Options{Token: token}, opts); err != nil {
+					return syncError(id, err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "Synced with %s (push sends local changes: agentfs sync %s push)\n", syncURL, id)
 			}
 			a, err := core.Open(cmd.Context(), path, opts)
 			if err != nil {
@@ -105,6 +132,12 @@ database is mounted on a temporary directory (the working directory of
 	c.Flags().StringVarP(&command, "command", "c", "", "run CMD (sh -c) in the new filesystem mounted on a temporary directory")
 	c.Flags().IntVar(&chunkSize, "chunk-size", 4096, "size of file data chunks in bytes")
 	c.Flags().IntVar(&pageSize, "page-size", 0, "SQLite page size of the new file (default 4096; 8192 stores small files more compactly, writes slower)")
+	c.Flags().StringVar(&syncURL, "sync-remote-url", "", "bootstrap from and sync with this remote (http://HOST:PORT/ID of agentfs serve sync, or a server of Turso's sync protocol); token from $TURSO_DB_AUTH_TOKEN")
+	c.Flags().StringVar(&syncTokenFile, "sync-token-file", "", "file holding the sync server's token (default: $TURSO_DB_AUTH_TOKEN)")
+	c.Flags().BoolVar(&partialPrefetch, "sync-partial-prefetch", false, "partial sync (Turso's AgentFS): not supported here, refused")
+	c.Flags().IntVar(&partialSegment, "sync-partial-segment-size", 0, "partial sync (Turso's AgentFS): not supported here, refused")
+	c.Flags().StringVar(&partialQuery, "sync-partial-bootstrap-query", "", "partial sync (Turso's AgentFS): not supported here, refused")
+	c.Flags().IntVar(&partialLength, "sync-partial-bootstrap-length", 0, "partial sync (Turso's AgentFS): not supported here, refused")
 	return c
 }
 

@@ -130,6 +130,12 @@ test("ours pushes, Turso's client pulls byte-identical; Turso's client pushes, o
   assert.deepEqual(Buffer.from(await t2.agent.fs.readFile("/src/blob.bin")), blob);
   await t2.db.close();
 
+  // A bootstrap in chunks: the client selects pages with RoaringBitmaps.
+  const t3 = await connect({ path: path.join(root, "t3.db"), url: `${base}/agent1`, authToken: TOKEN, clientName: "chunks", pullBytesThreshold: 3 * 4096 });
+  const t3a = await AgentFS.openWith(adapt(t3));
+  assert.deepEqual(Buffer.from(await t3a.fs.readFile("/src/blob.bin")), blob);
+  await t3.close();
+
   // stats: JSON with Turso's field names; nothing left to push.
   const st = JSON.parse((await ok(a, ["sync", "agent1", "stats"])).toString());
   assert.equal(st.cdc_operations, 0);

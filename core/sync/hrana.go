@@ -324,6 +324,35 @@ func (s *session) request(r *hRequest) map[string]any {
 		return ok(map[string]any{"type": "get_autocommit", "is_autocommit": ci.Autocommit})
 	case "close":
 		return ok(map[string]any{"type": "close"})
+	case "describe":
+		if r.SQL == nil {
+			return fail(&hError{Message: "describe without sql", Code: "PROTO_ERROR"})
+		}
+		var d sqlite.Description
+		err := s.conn.Raw(func(dc any) error {
+			var err error
+			d, err = sqlite.Describe(dc, *r.SQL)
+			return err
+		})
+		if err != nil {
+			return fail(toHError(err))
+		}
+		params := make([]map[string]any, len(d.Params))
+		for i, p := range d.Params {
+			params[i] = map[string]any{"name": nil}
+			if p != "" {
+				params[i]["name"] = p
+			}
+		}
+		cols := make([]map[string]any, len(d.Cols))
+		for i := range d.Cols {
+			cols[i] = map[string]any{"name": d.Cols[i], "decltype": nil}
+			if d.Decltypes[i] != "" {
+				cols[i]["decltype"] = d.Decltypes[i]
+			}
+		}
+		return ok(map[string]any{"type": "describe", "result": map[string]any{
+			"params": params, "cols": cols, "is_explain": d.Explain, "is_readonly": d.ReadOnly}})
 	}
 	return fail(&hError{Message: fmt.Sprintf("request type %q is not supported", r.Type), Code: "PROTO_ERROR"})
 }

@@ -65,6 +65,12 @@ type database struct {
 	rev     uint64
 	changed map[uint32]uint64 // 0-based page id -> revision that last wrote it
 	notify  chan struct{}     // closed at the next change (long polls)
+
+	// A hrana stream that ended a request inside a transaction keeps mu
+	// locked for its next request (owner is its baton) until streamIdle.
+	smu        gosync.Mutex
+	owner      string
+	ownerTimer *time.Timer
 }
 
 func (d *database) revision() string { return d.epoch + "." + strconv.FormatUint(d.rev, 10) }
@@ -226,7 +232,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("POST /{id}/pull-updates", s.pullUpdates)
 	mux.HandleFunc("POST /{id}/v2/pipeline", s.pipeline)
-	mux.HandleFunc("GET /{id}/v2", func(w http.ResponseWriter, _ *http.Request) {}) // version probe of hrana clients
+	mux.HandleFunc("POST /{id}/v3/pipeline", s.pipeline)
+	mux.HandleFunc("POST /{id}/v3/cursor", s.cursor)
+	// version probes of hrana clients
+	mux.HandleFunc("GET /{id}/v2", func(w http.ResponseWriter, _ *http.Request) {})
+	mux.HandleFunc("GET /{id}/v3", func(w http.ResponseWriter, _ *http.Request) {})
 	return mux
 }
 
@@ -349,6 +359,77 @@ func (s *Server) pullUpdates(w http.ResponseWriter, r *http.Request) {
 	s.logf(r, "%d of %d pages at %s (client at %q)", len(pages), dbSize, d.revision(), req.ClientRevision)
 }
 
+// streamIdle is how long a stream that left a transaction open keeps
+// the database before it is rolled back and the database freed.
+const streamIdle = 10 * time.Second
+
+// acquire takes the database for a request of the stream named baton
+// ("" starts a new stream). A stream whose transaction is open already
+// holds the database: its request continues it.
+func (d *database) acquire(baton string) error {
+	if baton != "" {
+		d.smu.Lock()
+		defer d.smu.Unlock()
+		if d.owner != baton || !d.ownerTimer.Stop() {
+			return errors.New("unknown or expired baton: the stream was closed (its transaction rolled back); start a new one")
+		}
+		d.owner = ""
+		return nil
+	}
+	d.mu.Lock()
+	return nil
+}
+
+// release ends a request: with a transaction open (and the stream not
+// closed) the database stays held for the stream, whose new baton is
+// returned; otherwise the writes are recorded and the database freed.
+func (d *database) release(sess *session, closed bool) (string, error) {
+	ci, err := sess.info()
+	if err == nil && !ci.Autocommit && !closed {
+		var b [12]byte
+		rand.Read(b[:])
+		baton := hex.EncodeToString(b[:])
+		d.smu.Lock()
+		d.owner = baton
+		d.ownerTimer = time.AfterFunc(streamIdle, func() {
+			d.smu.Lock()
+			if d.owner != baton {
+				d.smu.Unlock()
+				return
+			}
+			d.owner = ""
+			d.smu.Unlock()
+			d.conn.ExecContext(context.Background(), "ROLLBACK")
+			d.afterWrite(context.Background())
+			d.mu.Unlock()
+		})
+		d.smu.Unlock()
+		return baton, nil
+	}
+	defer d.mu.Unlock()
+	if err == nil && !ci.Autocommit {
+		d.conn.ExecContext(sess.ctx, "ROLLBACK")
+	}
+	return "", d.afterWrite(sess.ctx)
+}
+
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, baton *string) (*database, *session, bool) {
+	d, err := s.get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, nil, false
+	}
+	b := ""
+	if baton != nil {
+		b = *baton
+	}
+	if err := d.acquire(b); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return nil, nil, false
+	}
+	return d, &session{ctx: context.WithoutCancel(r.Context()), conn: d.conn}, true
+}
+
 func (s *Server) pipeline(w http.ResponseWriter, r *http.Request) {
 	body, ok := s.body(w, r)
 	if !ok {
@@ -359,35 +440,96 @@ func (s *Server) pipeline(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad pipeline request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if req.Baton != nil && *req.Baton != "" {
-		http.Error(w, "unknown baton: this server keeps no stream between requests", http.StatusBadRequest)
+	d, sess, ok := s.begin(w, r, req.Baton)
+	if !ok {
 		return
 	}
-	d, err := s.get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	sess := &session{ctx: context.WithoutCancel(r.Context()), conn: d.conn}
 	results := make([]map[string]any, 0, len(req.Requests))
+	closed := false
 	for i := range req.Requests {
 		results = append(results, sess.request(&req.Requests[i]))
+		closed = closed || req.Requests[i].Type == "close"
 	}
-	// The stream ends with the request: a transaction left open is
-	// rolled back, as hrana closes a stream's connection.
-	if ci, err := sess.info(); err == nil && !ci.Autocommit {
-		d.conn.ExecContext(sess.ctx, "ROLLBACK")
-	}
-	if err := d.afterWrite(sess.ctx); err != nil {
+	baton, err := d.release(sess, closed)
+	if err != nil {
 		s.logf(r, "after write: %v", err)
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
+	var b any
+	if baton != "" {
+		b = baton
+	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"baton": nil, "base_url": nil, "results": results})
-	s.logf(r, "%d requests, now %s", len(req.Requests), d.revision())
+	json.NewEncoder(w).Encode(map[string]any{"baton": b, "base_url": nil, "results": results})
+	s.logf(r, "%d requests", len(req.Requests))
+}
+
+// cursor serves POST /v3/cursor: one batch, answered as lines of JSON
+// (the stream's baton, then step_begin, row, step_end or step_error
+// entries per executed step).
+func (s *Server) cursor(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Baton *string `json:"baton"`
+		Batch struct {
+			Steps []hStep `json:"steps"`
+		} `json:"batch"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, "bad cursor request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	d, sess, ok := s.begin(w, r, req.Baton)
+	if !ok {
+		return
+	}
+	var entries []any
+	results := make([]*stmtResult, 0, len(req.Batch.Steps))
+	errs := make([]*hError, 0, len(req.Batch.Steps))
+	for i := range req.Batch.Steps {
+		st := &req.Batch.Steps[i]
+		run, err := sess.cond(st.Condition, results, errs)
+		if err != nil {
+			entries = append(entries, map[string]any{"type": "error", "error": &hError{Message: err.Error(), Code: "PROTO_ERROR"}})
+			break
+		}
+		if !run {
+			results, errs = append(results, nil), append(errs, nil)
+			continue
+		}
+		res, e := sess.execute(&st.Stmt)
+		results, errs = append(results, res), append(errs, e)
+		if e != nil {
+			entries = append(entries, map[string]any{"type": "step_error", "step": i, "error": e})
+			continue
+		}
+		entries = append(entries, map[string]any{"type": "step_begin", "step": i, "cols": res.Cols})
+		for _, row := range res.Rows {
+			entries = append(entries, map[string]any{"type": "row", "row": row})
+		}
+		entries = append(entries, map[string]any{"type": "step_end", "affected_row_count": res.AffectedRowCount, "last_insert_rowid": res.LastInsertRowid})
+	}
+	baton, err := d.release(sess, false)
+	if err != nil {
+		s.logf(r, "after write: %v", err)
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	var b any
+	if baton != "" {
+		b = baton
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	enc := json.NewEncoder(w) // one JSON value per line
+	enc.Encode(map[string]any{"baton": b, "base_url": nil})
+	for _, e := range entries {
+		enc.Encode(e)
+	}
+	s.logf(r, "cursor of %d steps", len(req.Batch.Steps))
 }
 
 // Close closes every database.

@@ -13,6 +13,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { connect } from "@tursodatabase/sync";
 import { AgentFS } from "turso-agentfs";
+import { createServerlessAdapter } from "turso-agentfs/serverless";
+import { connect as serverless } from "@tursodatabase/serverless";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = process.env.AGENTFS_BIN ?? path.resolve(here, "../../bin/agentfs");
@@ -142,6 +144,39 @@ test("ours pushes, Turso's client pulls byte-identical; Turso's client pushes, o
   assert.ok(st.revision && st.network_received_bytes > 0 && st.last_push_unix_time > 0, JSON.stringify(st));
   await ok(a, ["sync", "agent1", "checkpoint"]);
   assert.equal(statSync(path.join(a, ".agentfs/agent1.db-wal"), { throwIfNoEntry: false })?.size ?? 0, 0);
+});
+
+test("agentfs-sdk/serverless on the remote database over HTTP (hrana v3), @tursodatabase/serverless as the oracle", async () => {
+  const a = path.join(root, "sl");
+  const blob = randomBytes(120_000);
+  await ok(a, ["init", "sl", "--sync-remote-url", `${base}/sl`]);
+  await ok(a, ["fs", "sl", "write", "/ours.bin"], { input: blob });
+  await ok(a, ["sync", "sl", "push"]);
+
+  const conn = serverless({ url: `${base}/sl`, authToken: TOKEN });
+  const agent = await AgentFS.openWith(createServerlessAdapter(conn));
+  assert.deepEqual(Buffer.from(await agent.fs.readFile("/ours.bin")), blob);
+  const blob2 = randomBytes(70_000);
+  await agent.fs.writeFile("/remote.bin", blob2);
+  await agent.kv.set("where", "remote");
+
+  // The oracle reads the chunks of /remote.bin straight from the tables.
+  const oracle = serverless({ url: `${base}/sl`, authToken: TOKEN });
+  const rows = await oracle.all("SELECT data FROM fs_data WHERE ino = (SELECT ino FROM fs_dentry WHERE parent_ino = 1 AND name = ?) ORDER BY chunk_index", "remote.bin");
+  assert.deepEqual(Buffer.concat(rows.map((r) => Buffer.from(r.data))), blob2);
+  // A transaction that fails leaves nothing behind (batons keep it on one stream).
+  await assert.rejects(oracle.transaction(async () => {
+    await oracle.run("INSERT INTO kv_store(key, value) VALUES ('tx', '1')");
+    throw new Error("abort");
+  })());
+  assert.equal(await oracle.get("SELECT value FROM kv_store WHERE key = 'tx'"), undefined);
+  await oracle.close();
+  await conn.close();
+
+  await ok(a, ["sync", "sl", "pull"]);
+  assert.deepEqual(await ok(a, ["fs", "sl", "cat", "/remote.bin"]), blob2);
+  assert.equal((await ok(a, ["kv", "sl", "get", "where"])).toString().trim(), '"remote"');
+  await fsckClean(a, "sl");
 });
 
 test("conflicts: the later push wins a file and a kv key; both machines' tool calls and new files survive", async () => {

@@ -687,21 +687,15 @@ func push(ctx context.Context, r *remote, path string, m *Meta) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var steps []step
-	add := func(sqlText string, args []any) {
-		st := step{Stmt: map[string]any{"sql": sqlText, "args": hArgs(args), "want_rows": false}}
-		if len(steps) > 0 {
-			// Each step runs only if the one before succeeded: an error
-			// leaves the transaction open, and the server rolls it back.
-			st.Condition = map[string]any{"type": "ok", "step": len(steps) - 1}
-		}
-		steps = append(steps, st)
+	type change struct {
+		sql  string
+		args []any
 	}
-	add("BEGIN IMMEDIATE", nil)
-	add(createLastChangeTable, nil)
+	var schema, changes []change
+	schema = append(schema, change{createLastChangeTable, nil})
 	for _, name := range order {
 		if btabs[name] == nil {
-			add(ifNotExists(ltabs[name].create), nil)
+			schema = append(schema, change{ifNotExists(ltabs[name].create), nil})
 		}
 	}
 	idx, iorder, err := indexSQL(ctx, c, "main")
@@ -714,7 +708,7 @@ func push(ctx context.Context, r *remote, path string, m *Meta) (int, error) {
 	}
 	for _, name := range iorder {
 		if _, ok := bidx[name]; !ok {
-			add(ifNotExists(idx[name]), nil)
+			schema = append(schema, change{ifNotExists(idx[name]), nil})
 		}
 	}
 	var all []op
@@ -728,35 +722,73 @@ func push(ctx context.Context, r *remote, path string, m *Meta) (int, error) {
 		}
 		all = append(all, ops...)
 	}
-	rows := 0
 	for _, del := range []bool{true, false} {
 		for i := range all {
 			if all[i].del == del {
 				q, args := all[i].stmt()
-				add(q, args)
-				rows++
+				changes = append(changes, change{q, args})
 			}
 		}
 	}
-	if rows == 0 {
+	if len(changes) == 0 {
 		return 0, nil
 	}
-	add("INSERT INTO turso_sync_last_change_id(client_id, pull_gen, change_id) VALUES (?, ?, ?) ON CONFLICT(client_id) DO UPDATE SET pull_gen=excluded.pull_gen, change_id=excluded.change_id",
-		[]any{m.ClientID, int64(0), m.Pushes + 1})
-	add("COMMIT", nil)
+	// Batches of at most maxBatchBytes of values, each one remote
+	// transaction: the rows are written by key, so a push cut between
+	// two batches and sent again ends in the same state.
+	for start := 0; start < len(changes); {
+		batch := append([]change(nil), schema...)
+		size := 0
+		end := start
+		for end < len(changes) && (end == start || size < maxBatchBytes) {
+			for _, a := range changes[end].args {
+				switch v := a.(type) {
+				case []byte:
+					size += len(v)
+				case string:
+					size += len(v)
+				default:
+					size += 8
+				}
+			}
+			batch = append(batch, changes[end])
+			end++
+		}
+		batch = append(batch, change{"INSERT INTO turso_sync_last_change_id(client_id, pull_gen, change_id) VALUES (?, ?, ?) ON CONFLICT(client_id) DO UPDATE SET pull_gen=excluded.pull_gen, change_id=excluded.change_id",
+			[]any{m.ClientID, int64(0), m.Pushes + 1}})
+		steps := []step{{Stmt: map[string]any{"sql": "BEGIN IMMEDIATE", "args": []any{}, "want_rows": false}}}
+		for _, ch := range append(batch, change{"COMMIT", nil}) {
+			// Each step runs only if the one before succeeded: an error
+			// leaves the transaction open, and the server rolls it back.
+			steps = append(steps, step{Stmt: map[string]any{"sql": ch.sql, "args": hArgs(ch.args), "want_rows": false},
+				Condition: map[string]any{"type": "ok", "step": len(steps) - 1}})
+		}
+		if err := sendBatch(ctx, r, steps); err != nil {
+			return 0, err
+		}
+		start = end
+	}
+	return len(changes), nil
+}
+
+// maxBatchBytes bounds the values of one push request (the server's
+// default request limit is 256 MiB; JSON and base64 add a third).
+var maxBatchBytes = 32 << 20
+
+func sendBatch(ctx context.Context, r *remote, steps []step) error {
 	body, err := json.Marshal(map[string]any{"baton": nil, "requests": []any{map[string]any{"type": "batch", "batch": map[string]any{"steps": steps}}}})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	resp, err := r.do(ctx, "/v2/pipeline", "application/json", body)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer resp.Body.Close()
 	rb, err := io.ReadAll(resp.Body)
 	r.recvd += int64(len(rb))
 	if err != nil {
-		return 0, fmt.Errorf("push to %s: the answer was cut: %w (EIO); the next push sends the changes again", r.url, err)
+		return fmt.Errorf("push to %s: the answer was cut: %w (EIO); the next push sends the changes again", r.url, err)
 	}
 	var out struct {
 		Results []struct {
@@ -770,21 +802,21 @@ func push(ctx context.Context, r *remote, path string, m *Meta) (int, error) {
 		} `json:"results"`
 	}
 	if err := json.Unmarshal(rb, &out); err != nil || len(out.Results) != 1 {
-		return 0, fmt.Errorf("push to %s: unexpected answer (EPROTO)", r.url)
+		return fmt.Errorf("push to %s: unexpected answer (EPROTO)", r.url)
 	}
 	if e := out.Results[0].Error; e != nil {
-		return 0, fmt.Errorf("push to %s: %s (%s)", r.url, e.Message, e.Code)
+		return fmt.Errorf("push to %s: %s (%s)", r.url, e.Message, e.Code)
 	}
 	errs := out.Results[0].Response.Result.StepErrors
 	for i, e := range errs {
 		if e != nil {
-			return 0, fmt.Errorf("push to %s: step %d: %s (%s); nothing was changed remotely", r.url, i, e.Message, e.Code)
+			return fmt.Errorf("push to %s: step %d: %s (%s); that batch changed nothing remotely", r.url, i, e.Message, e.Code)
 		}
 	}
 	if len(errs) != len(steps) {
-		return 0, fmt.Errorf("push to %s: %d step results for %d steps (EPROTO)", r.url, len(errs), len(steps))
+		return fmt.Errorf("push to %s: %d step results for %d steps (EPROTO)", r.url, len(errs), len(steps))
 	}
-	return rows, nil
+	return nil
 }
 
 func hArgs(args []any) []any {

@@ -160,3 +160,47 @@ func TestPushPullBetweenAgents(t *testing.T) {
 		t.Fatalf("stats after push: %+v %v", st, err)
 	}
 }
+
+// A push larger than one request goes in several batches, each a remote
+// transaction; the other side gets every byte.
+func TestPushInBatches(t *testing.T) {
+	defer func(old int) { maxBatchBytes = old }(maxBatchBytes)
+	maxBatchBytes = 10 << 10
+	ctx := context.Background()
+	srv, err := NewServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	if err := Bootstrap(ctx, a, hs.URL+"/agent", Options{}, core.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("0123456789abcdef"), 10000)
+	ag, err := core.Open(ctx, a, core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ag.FS.WriteFile("/big", data, vfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ag.Close()
+	if _, err := Push(ctx, a, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Bootstrap(ctx, b, hs.URL+"/agent", Options{}, core.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	bg, err := core.Open(ctx, b, core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bg.Close()
+	got, err := bg.FS.ReadFile("/big")
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read %d bytes, %v", len(got), err)
+	}
+}

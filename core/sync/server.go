@@ -361,7 +361,7 @@ func (s *Server) pullUpdates(w http.ResponseWriter, r *http.Request) {
 
 // streamIdle is how long a stream that left a transaction open keeps
 // the database before it is rolled back and the database freed.
-const streamIdle = 10 * time.Second
+var streamIdle = 10 * time.Second
 
 // acquire takes the database for a request of the stream named baton
 // ("" starts a new stream). A stream whose transaction is open already

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentfs-go/agentfs/core"
 	"github.com/agentfs-go/agentfs/core/vfs"
@@ -202,5 +203,64 @@ func TestPushInBatches(t *testing.T) {
 	got, err := bg.FS.ReadFile("/big")
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read %d bytes, %v", len(got), err)
+	}
+}
+
+func v3(t *testing.T, url string, body map[string]any) map[string]any {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(url+"/db1/v3/pipeline", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if resp.StatusCode != http.StatusOK {
+		return map[string]any{"status": resp.StatusCode}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func exec(sql string) map[string]any {
+	return map[string]any{"type": "execute", "stmt": map[string]any{"sql": sql}}
+}
+
+// A stream that ends a request inside a transaction gets a baton and
+// continues it in its next request; a stream left idle is rolled back.
+func TestBatonsHoldTransactions(t *testing.T) {
+	defer func(old time.Duration) { streamIdle = old }(streamIdle)
+	srv, err := NewServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	v3(t, hs.URL, map[string]any{"requests": []any{exec("CREATE TABLE t(a)")}})
+	out := v3(t, hs.URL, map[string]any{"requests": []any{exec("BEGIN"), exec("INSERT INTO t VALUES (1)")}})
+	baton, _ := out["baton"].(string)
+	if baton == "" {
+		t.Fatalf("no baton for an open transaction: %v", out)
+	}
+	out = v3(t, hs.URL, map[string]any{"baton": baton, "requests": []any{exec("INSERT INTO t VALUES (2)"), exec("COMMIT")}})
+	if out["baton"] != nil {
+		t.Fatalf("a baton after COMMIT: %v", out)
+	}
+	if st := v3(t, hs.URL, map[string]any{"baton": baton, "requests": []any{exec("SELECT 1")}}); st["status"] != http.StatusBadRequest {
+		t.Fatalf("a used baton was accepted: %v", st)
+	}
+	streamIdle = time.Millisecond
+	out = v3(t, hs.URL, map[string]any{"requests": []any{exec("BEGIN"), exec("INSERT INTO t VALUES (3)")}})
+	if out["baton"] == nil {
+		t.Fatal("no baton")
+	}
+	// The next stream waits until the idle one is rolled back.
+	out = v3(t, hs.URL, map[string]any{"requests": []any{exec("SELECT count(*) FROM t")}})
+	res := out["results"].([]any)[0].(map[string]any)["response"].(map[string]any)["result"].(map[string]any)
+	if n := res["rows"].([]any)[0].([]any)[0].(map[string]any)["value"]; n != "2" {
+		t.Fatalf("count %v: want the committed 2 rows only", n)
 	}
 }

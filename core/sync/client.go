@@ -306,7 +306,7 @@ func copyFile(from, to string) error {
 // Bootstrap creates the local database at path (which must not exist)
 // from the remote at rawURL: the remote's agent if it holds one, else a
 // new empty agent whose tables the first push creates remotely.
-func Bootstrap(ctx context.Context, path, rawURL string, o Options, opts core.Options) error {
+func Bootstrap(ctx context.Context, path, rawURL string, o Options, opts core.Options) (err error) {
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("%s exists (EEXIST)", path)
 	}
@@ -317,6 +317,16 @@ func Bootstrap(ctx context.Context, path, rawURL string, o Options, opts core.Op
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
+	unlock, err := lock(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		unlock()
+		if err != nil { // nothing of a refused bootstrap stays
+			os.Remove(path + "-sync.lock")
+		}
+	}()
 	rev, _, err := fetchBase(ctx, r, path, "")
 	if err != nil {
 		return err
@@ -421,6 +431,11 @@ type PullResult struct {
 // Rows changed on both sides keep the local version (a file as a whole:
 // see docs/SYNC.md); tool calls both sides appended keep both.
 func Pull(ctx context.Context, path string, o Options) (PullResult, error) {
+	unlock, err := lock(path)
+	if err != nil {
+		return PullResult{}, err
+	}
+	defer unlock()
 	m, err := ReadMeta(path)
 	if err != nil {
 		return PullResult{}, err
@@ -628,6 +643,11 @@ type PushResult struct {
 // base, in one remote transaction, then a pull that makes the remote's
 // new state the base.
 func Push(ctx context.Context, path string, o Options) (PushResult, error) {
+	unlock, err := lock(path)
+	if err != nil {
+		return PushResult{}, err
+	}
+	defer unlock()
 	m, err := ReadMeta(path)
 	if err != nil {
 		return PushResult{}, err

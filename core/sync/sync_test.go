@@ -264,3 +264,18 @@ func TestBatonsHoldTransactions(t *testing.T) {
 		t.Fatalf("count %v: want the committed 2 rows only", n)
 	}
 }
+
+func TestSyncLockRefusesASecondSync(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.db")
+	unlock, err := lock(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Pull(context.Background(), p, Options{}); err == nil || !strings.Contains(err.Error(), "EBUSY") {
+		t.Fatalf("pull during another sync: %v", err)
+	}
+	unlock()
+	if _, err := Pull(context.Background(), p, Options{}); err == nil || !strings.Contains(err.Error(), "not set up for sync") {
+		t.Fatalf("pull after the lock is released: %v", err)
+	}
+}

@@ -62,7 +62,7 @@ database is mounted on a temporary directory (the working directory of
 				if !force {
 					return userError{msg: fmt.Sprintf("agent %q already exists at %s", id, path), hint: fmt.Sprintf("agentfs init %s --force (replaces it)", id)}
 				}
-				for _, suffix := range []string{"", "-wal", "-shm", "-sync.json", "-sync-base"} {
+				for _, suffix := range []string{"", "-wal", "-shm", "-sync.json", "-sync-base", "-sync.lock"} {
 					if err := os.Remove(path + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 						return err
 					}

@@ -146,6 +146,27 @@ test("ours pushes, Turso's client pulls byte-identical; Turso's client pushes, o
   assert.equal(statSync(path.join(a, ".agentfs/agent1.db-wal"), { throwIfNoEntry: false })?.size ?? 0, 0);
 });
 
+test("an agent Turso's client created first: ours bootstraps it, adds its own tables, pushes back", async () => {
+  const { db, agent } = await turso("first.db", "theirs");
+  const blob = randomBytes(9000);
+  await agent.fs.writeFile("/made-by-turso.bin", blob);
+  await agent.kv.set("origin", "turso");
+  await db.push();
+
+  const c = path.join(root, "theirs");
+  await ok(c, ["init", "theirs", "--sync-remote-url", `${base}/theirs`]);
+  assert.deepEqual(await ok(c, ["fs", "theirs", "cat", "/made-by-turso.bin"]), blob);
+  assert.equal((await ok(c, ["kv", "theirs", "get", "origin"])).toString().trim(), '"turso"');
+  await ok(c, ["fs", "theirs", "write", "/ours.txt", "ours\n"]);
+  await ok(c, ["sync", "theirs", "push"]);
+  await fsckClean(c, "theirs");
+
+  assert.equal(await db.pull(), true);
+  assert.equal((await agent.fs.readFile("/ours.txt")).toString(), "ours\n");
+  assert.deepEqual(Buffer.from(await agent.fs.readFile("/made-by-turso.bin")), blob);
+  await db.close();
+});
+
 test("agentfs-sdk/serverless on the remote database over HTTP (hrana v3), @tursodatabase/serverless as the oracle", async () => {
   const a = path.join(root, "sl");
   const blob = randomBytes(120_000);

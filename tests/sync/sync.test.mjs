@@ -167,6 +167,20 @@ test("an agent Turso's client created first: ours bootstraps it, adds its own ta
   await db.close();
 });
 
+test("long poll: Turso's client waits in pull until our CLI pushes", async () => {
+  const c = path.join(root, "lp");
+  await ok(c, ["init", "lp", "--sync-remote-url", `${base}/lp`]);
+  await ok(c, ["sync", "lp", "push"]);
+  const db = await connect({ path: path.join(root, "lp.db"), url: `${base}/lp`, authToken: TOKEN, longPollTimeoutMs: 60_000 });
+  const agent = await AgentFS.openWith(adapt(db));
+  const waiting = db.pull(); // held by the server until a change arrives
+  await ok(c, ["fs", "lp", "write", "/wake.txt", "wake up\n"]);
+  await ok(c, ["sync", "lp", "push"]);
+  assert.equal(await waiting, true);
+  assert.equal((await agent.fs.readFile("/wake.txt")).toString(), "wake up\n");
+  await db.close();
+});
+
 test("agentfs-sdk/serverless on the remote database over HTTP (hrana v3), @tursodatabase/serverless as the oracle", async () => {
   const a = path.join(root, "sl");
   const blob = randomBytes(120_000);

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentfs-go/agentfs/core"
+	agentsync "github.com/agentfs-go/agentfs/core/sync"
 )
 
 func init() { register(newInitCmd) }
@@ -16,7 +17,10 @@ func init() { register(newInitCmd) }
 func newInitCmd() *cobra.Command {
 	var force bool
 	var chunkSize, pageSize int
-	var command, base string
+	var command, base, syncURL, syncTokenFile string
+	var partialPrefetch bool
+	var partialSegment, partialLength int
+	var partialQuery string
 	c := &cobra.Command{
 		Use:   "init [ID] [--base HOSTDIR] [-c CMD]",
 		Short: "Create an agent database in .agentfs/ID.db",
@@ -82,6 +86,29 @@ database is mounted on a temporary directory (the working directory of
 				target = fmt.Sprintf("%s.init-%d.tmp", path, os.Getpid())
 				defer removeDatabaseFiles(target)
 			}
+			if syncURL != "" {
+				for _, f := range []string{"sync-partial-prefetch", "sync-partial-segment-size", "sync-partial-bootstrap-query", "sync-partial-bootstrap-length"} {
+					if cmd.Flags().Changed(f) {
+						return userError{msg: fmt.Sprintf("--%s: partial sync is not supported by this agentfs (ENOTSUP): the whole database is bootstrapped", f), hint: "agentfs init " + id + " --sync-remote-url " + syncURL}
+					}
+				}
+				if base != "" {
+					return userError{msg: "--base and --sync-remote-url together are not supported (EINVAL): an overlay's base directory stays on this machine", hint: "agentfs init " + id + " --sync-remote-url " + syncURL}
+				}
+				token, err := syncToken(syncTokenFile)
+				if err != nil {
+					return err
+				}
+				d, err := durabilityOption()
+				if err != nil {
+					return err
+				}
+				opts.Durability = d
+				if err := agentsync.Bootstrap(cmd.Context(), target, syncURL, agentsync.Options{Token: token}, opts); err != nil {
+					return syncError(id, err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "Synced with %s (push sends local changes: agentfs sync %s push)\n", syncURL, id)
+			}
 			a, err := core.Open(cmd.Context(), target, opts)
 			if err != nil {
 				return openError(id, path, err)
@@ -111,6 +138,12 @@ database is mounted on a temporary directory (the working directory of
 	c.Flags().StringVarP(&command, "command", "c", "", "run CMD (sh -c) in the new filesystem mounted on a temporary directory")
 	c.Flags().IntVar(&chunkSize, "chunk-size", 4096, "size of file data chunks in bytes")
 	c.Flags().IntVar(&pageSize, "page-size", 0, "SQLite page size of the new file (default 4096; 8192 stores small files more compactly, writes slower)")
+	c.Flags().StringVar(&syncURL, "sync-remote-url", "", "bootstrap from and sync with this remote (http://HOST:PORT/ID of agentfs serve sync, or a server of Turso's sync protocol); token from $TURSO_DB_AUTH_TOKEN")
+	c.Flags().StringVar(&syncTokenFile, "sync-token-file", "", "file holding the sync server's token (default: $TURSO_DB_AUTH_TOKEN)")
+	c.Flags().BoolVar(&partialPrefetch, "sync-partial-prefetch", false, "partial sync (Turso's AgentFS): not supported here, refused")
+	c.Flags().IntVar(&partialSegment, "sync-partial-segment-size", 0, "partial sync (Turso's AgentFS): not supported here, refused")
+	c.Flags().StringVar(&partialQuery, "sync-partial-bootstrap-query", "", "partial sync (Turso's AgentFS): not supported here, refused")
+	c.Flags().IntVar(&partialLength, "sync-partial-bootstrap-length", 0, "partial sync (Turso's AgentFS): not supported here, refused")
 	return c
 }
 
@@ -133,9 +166,15 @@ func randomID() string {
 // under path.replaced-PID.
 func replaceDatabase(fresh, path string) error {
 	aside := fmt.Sprintf("%s.replaced-%d", path, os.Getpid())
-	for _, suffix := range []string{"-wal", "-shm", ""} { // the main file last
+	for _, suffix := range append(syncSuffixes, "-wal", "-shm", "") { // the main file last
 		if err := os.Rename(path+suffix, aside+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("replace %s: %w", path, err)
+		}
+	}
+	// A synced agent's state (remote copy, revision) moves with it.
+	for _, suffix := range syncSuffixes {
+		if err := os.Rename(fresh+suffix, path+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("replace %s: %w (the old database is at %s)", path, err, aside)
 		}
 	}
 	if err := os.Rename(fresh, path); err != nil {
@@ -145,10 +184,14 @@ func replaceDatabase(fresh, path string) error {
 	return os.RemoveAll(path + ".snapshots")
 }
 
+// syncSuffixes name the files a synced agent keeps beside its database
+// (core/sync): its sync state, the remote copy and the sync lock.
+var syncSuffixes = []string{"-sync.json", "-sync-base", "-sync.lock"}
+
 // removeDatabaseFiles removes a database file with its WAL and shared
 // memory files, if they exist.
 func removeDatabaseFiles(path string) {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
+	for _, suffix := range append(syncSuffixes, "", "-wal", "-shm") {
 		_ = os.Remove(path + suffix)
 	}
 }

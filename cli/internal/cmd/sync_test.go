@@ -1,0 +1,70 @@
+package cmd
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentfs-go/agentfs/core/httpguard"
+	agentsync "github.com/agentfs-go/agentfs/core/sync"
+)
+
+func syncServer(t *testing.T, token string) string {
+	t.Helper()
+	srv, err := agentsync.NewServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(httpguard.Wrap(srv.Handler(), httpguard.Options{Token: token}))
+	t.Cleanup(func() { hs.Close(); srv.Close() })
+	return hs.URL
+}
+
+func TestSyncInitPushPull(t *testing.T) {
+	url := syncServer(t, "tok")
+	t.Setenv("TURSO_DB_AUTH_TOKEN", "tok")
+	a, b := t.TempDir(), t.TempDir()
+	t.Chdir(a)
+	mustRun(t, "init", "w", "--sync-remote-url", url+"/w")
+	mustRun(t, "fs", "w", "write", "/hello.txt", "hi there")
+	mustRun(t, "kv", "w", "set", "k", `{"n":1}`)
+	mustRun(t, "sync", "w", "push")
+	if out := mustRun(t, "sync", "w", "stats"); !strings.Contains(out, `"cdc_operations":0`) || !strings.Contains(out, `"revision":"`) {
+		t.Errorf("stats after push: %s", out)
+	}
+	t.Chdir(b)
+	mustRun(t, "init", "w", "--sync-remote-url", url+"/w")
+	checkOut(t, "cat", mustRun(t, "fs", "w", "cat", "/hello.txt"), "hi there")
+	mustRun(t, "fs", "w", "write", "/back.txt", "from b")
+	mustRun(t, "sync", "w", "push")
+	mustRun(t, "sync", "w", "checkpoint")
+	t.Chdir(a)
+	mustRun(t, "sync", "w", "pull")
+	checkOut(t, "cat", mustRun(t, "fs", "w", "cat", "/back.txt"), "from b")
+	if out := mustRun(t, "fsck", "w"); !strings.Contains(out, "clean") {
+		t.Errorf("fsck: %s", out)
+	}
+}
+
+func TestSyncErrors(t *testing.T) {
+	url := syncServer(t, "tok")
+	t.Chdir(t.TempDir())
+	t.Setenv("TURSO_DB_AUTH_TOKEN", "wrong")
+	wantFail(t, 1, []string{"init", "w", "--sync-remote-url", url + "/w"}, "EACCES", "TURSO_DB_AUTH_TOKEN")
+	if _, err := os.Stat(filepath.Join(".agentfs", "w.db")); err == nil {
+		t.Error("a refused bootstrap left a database")
+	}
+	wantFail(t, 1, []string{"init", "w", "--sync-remote-url", url + "/w", "--sync-partial-prefetch"}, "ENOTSUP")
+	mustRun(t, "init", "plain")
+	wantFail(t, 1, []string{"sync", "plain", "pull"}, "not set up for sync", "--sync-remote-url")
+	wantFail(t, 2, []string{"sync", "plain", "merge"}, "unknown sync operation")
+}
+
+func TestServeSyncNeedsTokenOffLoopback(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("AGENTFS_TOKEN", "")
+	wantFail(t, 2, []string{"serve", "sync", "--data", "d", "--listen", "0.0.0.0:0"}, "needs a token", "AGENTFS_TOKEN")
+	wantFail(t, 2, []string{"serve", "sync", "--listen", "127.0.0.1:0"}, "--data")
+}

@@ -65,15 +65,18 @@ export async function serve() {
 
 /**
  * Launches headless chromium with a profile directory of its own (so OPFS
- * survives closing and relaunching it with the same dir). Page errors and
- * console errors are collected on each page it opens.
+ * survives closing and relaunching it with the same dir). V8 runs the
+ * engine with Liftoff only: optimizing the 35 MB module in the background
+ * competes for a loaded 2-core machine's CPU and makes a page's engine
+ * start 10-20 s instead of ~4 s (bench/wasm-coldstart.mjs); the suite
+ * tests behaviour, not speed.
  */
-export async function launch(userDataDir) {
+export async function launch(userDataDir, extraArgs = []) {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's chromium (apt-get install chromium) or set CHROMIUM`);
   return chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--js-flags=--liftoff-only", ...extraArgs],
   });
 }
 

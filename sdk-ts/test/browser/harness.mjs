@@ -23,10 +23,13 @@ const types = { ".js": "text/javascript", ".mjs": "text/javascript", ".html": "t
 
 /** Where a URL path is served from. */
 function fileFor(path) {
-  if (path === "/wasm/agentfs.wasm") return WASM;
-  if (path === "/wasm/wasm_exec.js") return join(dirname(WASM), "wasm_exec.js");
+  // The package's layout: dist/ and wasm/ side by side, at / (the test
+  // pages) and at /agentfs-sdk/ (the example's import map).
+  if (path === "/wasm/agentfs.wasm" || path === "/agentfs-sdk/wasm/agentfs.wasm") return WASM;
+  if (path === "/wasm/wasm_exec.js" || path === "/agentfs-sdk/wasm/wasm_exec.js") return join(dirname(WASM), "wasm_exec.js");
   const mounts = [
     ["/dist/", join(SDK, "dist")],
+    ["/agentfs-sdk/dist/", join(SDK, "dist")],
     ["/test/", join(here, "pages")],
     ["/examples/browser/", join(ROOT, "examples", "browser")],
   ];

@@ -53,6 +53,7 @@ const READ_ONLY = new Set(
     "FilesystemService/ReaddirPlus", "FilesystemService/Readlink", "FilesystemService/Stat", "FilesystemService/Statfs",
     "FilesystemService/Walk", "KvService/KvGet", "KvService/KvList", "ToolsService/ToolGet", "ToolsService/ToolList",
     "ToolsService/ToolStats", "AgentService/Info", "AgentService/ListSnapshots", "AgentService/Diff", "AgentService/Fsck",
+    "AgentService/Query",
   ].map((m) => `/agentfs.v1.${m}`),
 );
 
@@ -144,7 +145,7 @@ export class AgentFS {
     readonly info: InfoResponse | undefined,
     private readonly wasmDb?: WasmDatabase,
   ) {
-    this.fs = new Filesystem(transport);
+    this.fs = new Filesystem(transport, Number(info?.chunkSize || 4096));
     this.kv = new KvStore(transport);
     this.tools = new ToolCalls(transport);
     this.sandbox = new Sandbox(transport);
@@ -189,9 +190,9 @@ export class AgentFS {
   }
 
   /**
-   * AgentFS.openWith(transport): an agent over a transport made by the
-   * caller (an HttpTransport with custom headers, a StdioTransport over a
-   * loaded engine), with the same API.
+   * An agent over a transport the caller made (an HttpTransport with its
+   * own token, a StdioTransport over a loaded engine), as under Node. Its
+   * database is not saved to OPFS: that is open({ id })'s job.
    */
   static async openWith(transport: Transport): Promise<AgentFS> {
     const info = await new AgentServiceClient(transport).info({});

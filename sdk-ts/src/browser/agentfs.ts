@@ -31,7 +31,7 @@ export interface AgentFSOptions {
   chunkSize?: number;
   /** URL of agentfs.wasm (default: wasm/agentfs.wasm of this package, beside dist/). */
   wasm?: string | URL;
-  /** The bytes of an AgentFS database file to start from (they replace what OPFS holds at the first write). */
+  /** The bytes of an AgentFS database file to start from; with id or path they replace what OPFS holds (saved at open). */
   data?: Uint8Array;
   /**
    * When another tab or worker of this origin has the agent open: "fail"

@@ -36,7 +36,9 @@ const engines = new Map<string, Promise<WasmEngine>>();
  * unless the page already defined globalThis.Go.
  */
 export function loadWasm(url?: string | URL): Promise<WasmEngine> {
-  const u = new URL(url ?? bundledWasm(), globalThis.location?.href).href;
+  // Relative URLs resolve against the page (or the worker's script).
+  const base = (globalThis as unknown as { location?: { href: string } }).location?.href;
+  const u = new URL(url ?? bundledWasm(), base).href;
   let e = engines.get(u);
   if (!e) {
     e = instantiate(u);
@@ -59,7 +61,7 @@ async function instantiate(url: string): Promise<WasmEngine> {
   }
   let res: FetchResponse;
   try {
-    res = await fetch(url);
+    res = await (globalThis as unknown as { fetch(url: string): Promise<FetchResponse> }).fetch(url);
   } catch (e) {
     throw kindError("NOT_FOUND", `cannot fetch the agentfs WASM engine at ${url}: ${(e as Error).message}; pass { wasm: "/path/to/agentfs.wasm" }`);
   }
@@ -114,12 +116,7 @@ interface FetchResponse {
   headers: { get(name: string): string | null };
   arrayBuffer(): Promise<ArrayBuffer>;
 }
-declare function fetch(url: string): Promise<FetchResponse>;
 interface WebAssemblyApi {
   instantiate(code: Uint8Array, imports: object): Promise<{ instance: object }>;
   instantiateStreaming(res: FetchResponse, imports: object): Promise<{ instance: object }>;
-}
-declare global {
-  // eslint-disable-next-line no-var
-  var location: { href: string } | undefined;
 }

@@ -83,6 +83,13 @@ test("browser: files, directories, handles, kv, tool calls, exec and errno codes
     })).stdout;
     await a.close();
     out.afterClose = await failure(() => a.fs.readFile("/dir/c.txt"));
+    // A failed open (no engine at that URL) says where it looked, and
+    // leaves the agent's lock free.
+    out.noEngine = await failure(() => sdk.AgentFS.open({ id: "api", wasm: "/no/such/agentfs.wasm" }));
+    const again = await sdk.AgentFS.open({ id: "api" });
+    out.reopened = await again.fs.readFile("/dir/c.txt", "utf8");
+    await again.close();
+    out.badId = await failure(() => sdk.AgentFS.open({ id: "../up" }));
     return out;
   });
   assert.deepEqual(page.errors, []);
@@ -124,6 +131,10 @@ test("browser: files, directories, handles, kv, tool calls, exec and errno codes
   // A binding (a function of the page) ran as a command, and called the agent.
   assert.equal(JSON.parse(r.bound), "hello web from-shell");
   assert.equal(r.afterClose.code, "ERR_AGENTFS_UNAVAILABLE");
+  assert.equal(r.noEngine.code, "ERR_AGENTFS_NOT_FOUND");
+  assert.match(r.noEngine.message, /\/no\/such\/agentfs\.wasm: HTTP 404/);
+  assert.equal(r.reopened, "Héllo!");
+  assert.equal(r.badId.code, "ERR_AGENTFS_INVALID_ARGUMENT");
   await page.close();
 });
 

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -21,6 +21,7 @@ run_suite() {
     wasm-go) go tool task test-wasm-go ;;
     python) go tool task test-python ;;
     ts) go tool task test-ts ;;
+    browser) go tool task test-browser ;;
     rust) go tool task test-rust ;;
     xlang) go tool task test-xlang ;;
     # the README's first command and every line of its quick tour

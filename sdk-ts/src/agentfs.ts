@@ -85,7 +85,7 @@ export class AgentFS {
     readonly info: InfoResponse | undefined,
     private readonly wasmDb?: WasmDatabase,
   ) {
-    this.fs = new Filesystem(transport);
+    this.fs = new Filesystem(transport, Number(info?.chunkSize || 4096));
     this.kv = new KvStore(transport);
     this.tools = new ToolCalls(transport);
     this.sandbox = new Sandbox(transport);
@@ -118,6 +118,18 @@ export class AgentFS {
       },
     });
     return new AgentFS(t, t.info);
+  }
+
+  /**
+   * An agent over a transport the caller made: a StdioTransport started
+   * with options of its own, an HttpTransport with its own token or
+   * headers, or any Transport. agentfs-sdk 0.6.4's openWith takes a Turso
+   * database object instead; here the engine owns the database, and the
+   * transport is the handle to it (see README, "Differences").
+   */
+  static async openWith(transport: Transport): Promise<AgentFS> {
+    const info = await new AgentServiceClient(transport).info({});
+    return new AgentFS(transport, info);
   }
 
   private static async openHttp(options: AgentFSOptions): Promise<AgentFS> {

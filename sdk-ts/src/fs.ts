@@ -256,8 +256,17 @@ export class Filesystem {
   /** The generated client, for calls without an idiomatic wrapper (xattrs, walk, batch). */
   readonly client: FilesystemServiceClient;
 
-  constructor(private readonly transport: Transport) {
+  constructor(
+    private readonly transport: Transport,
+    /** The database's chunk size (agent.info), for getChunkSize. */
+    private readonly chunkSize = 4096,
+  ) {
     this.client = new FilesystemServiceClient(transport);
+  }
+
+  /** Bytes per stored chunk of file data (set when the database was made; agentfs-sdk's getChunkSize). */
+  getChunkSize(): number {
+    return this.chunkSize;
   }
 
   /** Attributes, following symlinks. */

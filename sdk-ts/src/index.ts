@@ -14,6 +14,8 @@ export {
   DEFAULT_FILE_MODE,
   DEFAULT_DIR_MODE,
 } from "./fs.js";
+// agentfs-sdk 0.6.4 names the filesystem interface FileSystem.
+export type { Filesystem as FileSystem } from "./fs.js";
 export { KvStore } from "./kv.js";
 export type { Binding, ExecOptions, ExecResult } from "./sandbox.js";
 export { ToolCalls, type ToolCall, type ToolCallStats } from "./tools.js";

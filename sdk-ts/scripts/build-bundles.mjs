@@ -1,0 +1,54 @@
+// Builds the bundles besides dist/index.js: dist/browser.js, the package's
+// "browser" export condition (the SDK for pages and workers, one ES module
+// with no node:* import), and dist/just-bash.js (agentfs-sdk/just-bash),
+// which imports AgentFS from "agentfs-sdk" itself so that it gets the
+// Node or the browser build as the app does, and the same classes. The
+// global Buffer the SDK uses (the API returns Buffers as under Node) comes
+// from npm `buffer`, bundled in; the child-process link is replaced by
+// src/browser/link.ts (a page has no processes).
+import { build } from "esbuild";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const pkg = dirname(dirname(fileURLToPath(import.meta.url)));
+const browserLink = {
+  name: "browser-link",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/link\.js$/ }, (args) =>
+      args.importer.endsWith(join("src", "stdio.ts")) ? { path: join(pkg, "src", "browser", "link.ts") } : undefined,
+    );
+    // Anything else reaching for Node is a mistake in the browser entry's imports.
+    b.onResolve({ filter: /^node:/ }, (args) => ({ errors: [{ text: `${args.path} imported by ${args.importer}: the browser build must not use Node modules` }] }));
+  },
+};
+
+await build({
+  absWorkingDir: pkg,
+  entryPoints: ["src/browser/index.ts"],
+  outfile: "dist/browser.js",
+  bundle: true,
+  platform: "browser",
+  format: "esm",
+  target: "es2022",
+  inject: ["src/browser/buffer.ts"],
+  plugins: [browserLink],
+  logLevel: "warning",
+});
+
+const selfImport = {
+  name: "self-import",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/(agentfs|errors)\.js$/ }, () => ({ path: "agentfs-sdk", external: true }));
+  },
+};
+await build({
+  absWorkingDir: pkg,
+  entryPoints: ["src/just-bash.ts"],
+  outfile: "dist/just-bash.js",
+  bundle: true,
+  platform: "neutral",
+  format: "esm",
+  target: "es2022",
+  plugins: [selfImport],
+  logLevel: "warning",
+});

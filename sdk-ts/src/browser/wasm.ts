@@ -1,0 +1,122 @@
+// The engine as WebAssembly in a browser (a page, a dedicated or shared
+// worker): the same Go program (wasm/) and the same addon interface as
+// ../wasm.ts under Node, loaded with fetch instead of node:fs.
+
+import { kindError } from "../errors.js";
+import type { WasmEngine } from "../wasm.js";
+
+export type { WasmEngine } from "../wasm.js";
+
+/** What agentfs.wasm puts on globalThis.__agentfsWasm (wasm/main_js.go). */
+interface WasmExports {
+  start(onData: (chunk: Uint8Array | null, endMessage?: string) => void): number;
+  write(handle: number, bytes: Uint8Array): void;
+  end(handle: number): void;
+  call(handle: number, method: Uint8Array, payload: Uint8Array): Uint8Array;
+  submit(handle: number, id: number, method: Uint8Array, head: Uint8Array, data?: Uint8Array): void;
+  load(path: string, bytes: Uint8Array, wal?: Uint8Array): undefined | { error: string; code: string };
+  save(path: string): Uint8Array | { error: string; code: string };
+  drop(path: string): void;
+  version: string;
+}
+
+/**
+ * The URL of agentfs.wasm beside this bundle (the package's
+ * wasm/agentfs.wasm); Go's wasm_exec.js must lie beside it.
+ */
+export function bundledWasm(): string {
+  return new URL("../wasm/agentfs.wasm", import.meta.url).href;
+}
+
+const engines = new Map<string, Promise<WasmEngine>>();
+
+/**
+ * loadWasm instantiates the engine at url (default: the bundled one), once
+ * per url and page or worker. Go's wasm_exec.js is loaded from beside it
+ * unless the page already defined globalThis.Go.
+ */
+export function loadWasm(url?: string | URL): Promise<WasmEngine> {
+  // Relative URLs resolve against the page (or the worker's script).
+  const base = (globalThis as unknown as { location?: { href: string } }).location?.href;
+  const u = new URL(url ?? bundledWasm(), base).href;
+  let e = engines.get(u);
+  if (!e) {
+    e = instantiate(u);
+    engines.set(u, e);
+    e.catch(() => engines.delete(u));
+  }
+  return e;
+}
+
+async function instantiate(url: string): Promise<WasmEngine> {
+  const g = globalThis as unknown as { Go?: new () => GoRuntime; __agentfsWasm?: WasmExports; WebAssembly: WebAssemblyApi };
+  if (!g.Go) {
+    const exec = new URL("wasm_exec.js", url).href;
+    try {
+      await import(/* @vite-ignore */ exec);
+    } catch (e) {
+      throw kindError("NOT_FOUND", `cannot load Go's wasm_exec.js from ${exec} (it must lie beside agentfs.wasm): ${(e as Error).message}`);
+    }
+    if (!g.Go) throw kindError("UNAVAILABLE", `${exec} did not define Go`);
+  }
+  let res: FetchResponse;
+  try {
+    res = await (globalThis as unknown as { fetch(url: string): Promise<FetchResponse> }).fetch(url);
+  } catch (e) {
+    throw kindError("NOT_FOUND", `cannot fetch the agentfs WASM engine at ${url}: ${(e as Error).message}; pass { wasm: "/path/to/agentfs.wasm" }`);
+  }
+  if (!res.ok) throw kindError("NOT_FOUND", `cannot fetch the agentfs WASM engine at ${url}: HTTP ${res.status}; pass { wasm: "/path/to/agentfs.wasm" }`);
+  const go = new g.Go();
+  // Streaming compiles while the bytes arrive; it needs the server to say
+  // application/wasm, so other servers get the plain path.
+  const { instance } = (res.headers.get("content-type") ?? "").startsWith("application/wasm")
+    ? await g.WebAssembly.instantiateStreaming(res, go.importObject)
+    : await g.WebAssembly.instantiate(new Uint8Array(await res.arrayBuffer()), go.importObject);
+  g.__agentfsWasm = undefined;
+  void go.run(instance); // runs main until it waits for calls
+  const x = g.__agentfsWasm as WasmExports | undefined;
+  if (!x) throw kindError("UNAVAILABLE", `${url} is not the agentfs WASM engine (it set no globalThis.__agentfsWasm)`);
+  const buf = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+  return {
+    version: x.version,
+    start: (onData) => x.start((chunk, end) => onData(chunk ? buf(chunk) : null, end)),
+    write: (h, b) => x.write(h, b),
+    end: (h) => x.end(h),
+    call: (h, m, p) => buf(x.call(h, m, p)),
+    submit: (h, id, m, head, data) => x.submit(h, id, m, head, data),
+    // A page's event loop never exits: nothing to hold.
+    ref: () => {},
+    load: (p, b, w) => {
+      const r = w ? x.load(p, b, w) : x.load(p, b);
+      if (r) throw engineError(r);
+    },
+    save: (p) => {
+      const r = x.save(p);
+      if (r instanceof Uint8Array) return r;
+      throw engineError(r);
+    },
+    drop: (p) => x.drop(p),
+  };
+}
+
+function engineError(r: { error: string; code: string }): Error {
+  return Object.assign(kindError(r.code === "ENOENT" ? "NOT_FOUND" : "INTERNAL", r.error), { code: r.code });
+}
+
+/** The part of Go's wasm_exec.js runtime used here. */
+interface GoRuntime {
+  importObject: object;
+  run(instance: object): Promise<void>;
+}
+
+/** The parts of fetch and WebAssembly used here (this project's TypeScript libs have no DOM). */
+interface FetchResponse {
+  ok: boolean;
+  status: number;
+  headers: { get(name: string): string | null };
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+interface WebAssemblyApi {
+  instantiate(code: Uint8Array, imports: object): Promise<{ instance: object }>;
+  instantiateStreaming(res: FetchResponse, imports: object): Promise<{ instance: object }>;
+}

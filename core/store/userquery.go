@@ -502,5 +502,7 @@ func finish(ctx context.Context, err error, p *policy, budget, stopped bool, lim
 func sqliteMessage(err error) string {
 	s := err.Error()
 	s = strings.TrimPrefix(s, "sqlite3: ")
-	return strings.TrimPrefix(s, "sqlite: ")
+	s = strings.TrimPrefix(s, "sqlite: ")
+	// ncruces words SQLITE_ERROR's code before the message.
+	return strings.TrimPrefix(s, "SQL logic error: ")
 }

@@ -157,7 +157,7 @@ func (db *DB) queryPool() (*sql.DB, error) {
 	} else {
 		dsn += "?mode=ro"
 	}
-	base, err := openConnector(dsn)
+	base, err := db.connector(dsn)
 	if err != nil {
 		return nil, classify(err)
 	}

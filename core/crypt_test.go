@@ -17,7 +17,7 @@ import (
 
 func cryptKey(n int, b byte) []byte { return bytes.Repeat([]byte{b}, n) }
 
-var cryptCiphers = map[string]int{"aes128gcm": 16, "aes256gcm": 32, "aegis128l": 16, "aegis256": 32}
+var cryptCiphers = map[string]int{"aes128gcm": 16, "aes256gcm": 32, "aegis128l": 16, "aegis128x2": 16, "aegis128x4": 16, "aegis256": 32, "aegis256x2": 32, "aegis256x4": 32}
 
 // An encrypted agent keeps files, kv values and tool calls across opens,
 // and none of its plaintext reaches the database, its WAL or a snapshot.

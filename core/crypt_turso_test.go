@@ -63,6 +63,12 @@ func TestCrypt_TursoInterop(t *testing.T) {
 	for _, name := range store.Ciphers() {
 		n := cryptCiphers[name]
 		t.Run(name, func(t *testing.T) {
+			if name == "aegis256x4" {
+				// Turso's engine has it, but the Node binding 0.7.2
+				// refuses it ("Missing field `cipher`": its cipher enum
+				// lists the other seven).
+				t.Skip("@tursodatabase/database 0.7.2 does not accept aegis256x4")
+			}
 			key := bytes.Repeat([]byte{0xa5}, n)
 			hexkey := hex.EncodeToString(key)
 			enc := &store.Encryption{Cipher: name, Key: key}

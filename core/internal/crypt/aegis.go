@@ -92,20 +92,29 @@ func lengths(ad, msg int) (t block) {
 	return t
 }
 
-// aegis128L is AEGIS-128L as a cipher.AEAD (nonce 16 bytes).
-type aegis128L struct{ key block }
+// aegis128 is AEGIS-128L (lanes 1) and AEGIS-128X2/X4 (lanes 2, 4): that
+// many AEGIS-128L states side by side, told apart by a context block
+// during initialization. Nonce 16 bytes.
+type aegis128 struct {
+	key   block
+	lanes int
+}
 
-func newAegis128L(key []byte) (cipher.AEAD, error) {
+func newAegis128L(key []byte) (cipher.AEAD, error)  { return newAegis128(key, 1) }
+func newAegis128X2(key []byte) (cipher.AEAD, error) { return newAegis128(key, 2) }
+func newAegis128X4(key []byte) (cipher.AEAD, error) { return newAegis128(key, 4) }
+
+func newAegis128(key []byte, lanes int) (cipher.AEAD, error) {
 	if len(key) != 16 {
-		return nil, errors.New("aegis128l: key must be 16 bytes")
+		return nil, errors.New("aegis128: key must be 16 bytes")
 	}
-	a := &aegis128L{}
+	a := &aegis128{lanes: lanes}
 	copy(a.key[:], key)
 	return a, nil
 }
 
-func (*aegis128L) NonceSize() int { return 16 }
-func (*aegis128L) Overhead() int  { return tagSize }
+func (*aegis128) NonceSize() int { return 16 }
+func (*aegis128) Overhead() int  { return tagSize }
 
 type state128L [8]block
 
@@ -119,17 +128,6 @@ func (s *state128L) update(m0, m1 *block) {
 	*s = n
 }
 
-func (a *aegis128L) init(nonce []byte) *state128L {
-	var n block
-	copy(n[:], nonce)
-	kn := xor(&a.key, &n)
-	s := &state128L{kn, c1, c0, c1, kn, xor(&a.key, &c0), xor(&a.key, &c1), xor(&a.key, &c0)}
-	for range 10 {
-		s.update(&n, &a.key)
-	}
-	return s
-}
-
 func (s *state128L) z() (z0, z1 block) {
 	a := and(&s[2], &s[3])
 	b := and(&s[6], &s[7])
@@ -140,70 +138,140 @@ func (s *state128L) z() (z0, z1 block) {
 	return
 }
 
-func (s *state128L) absorb(ad []byte) {
-	for len(ad) > 0 {
-		var m [32]byte
-		n := copy(m[:], ad)
-		ad = ad[n:]
-		m0, m1 := block(m[:16]), block(m[16:])
-		s.update(&m0, &m1)
+// ctx is lane i's context block: byte i, then byte lanes-1.
+func ctx(i, lanes int) (c block) {
+	c[0], c[1] = byte(i), byte(lanes-1)
+	return c
+}
+
+type states128 []state128L
+
+func (a *aegis128) init(nonce []byte) states128 {
+	var n block
+	copy(n[:], nonce)
+	kn := xor(&a.key, &n)
+	s := make(states128, a.lanes)
+	for i := range s {
+		s[i] = state128L{kn, c1, c0, c1, kn, xor(&a.key, &c0), xor(&a.key, &c1), xor(&a.key, &c0)}
+	}
+	for range 10 {
+		for i := range s {
+			c := ctx(i, a.lanes)
+			s[i][3] = xor(&s[i][3], &c)
+			s[i][7] = xor(&s[i][7], &c)
+			s[i].update(&n, &a.key)
+		}
+	}
+	return s
+}
+
+// rate is the bytes absorbed per update: two blocks per lane.
+func (s states128) rate() int { return 32 * len(s) }
+
+// update absorbs one rate-sized chunk m: lane i takes blocks i and
+// lanes+i.
+func (s states128) update(m []byte) {
+	d := len(s)
+	for i := range s {
+		m0, m1 := block(m[16*i:]), block(m[16*(d+i):])
+		s[i].update(&m0, &m1)
 	}
 }
 
-func (s *state128L) finalize(adLen, msgLen int) (tag block) {
-	l := lengths(adLen, msgLen)
-	t := xor(&s[2], &l)
-	for range 7 {
-		s.update(&t, &t)
+func (s states128) z(out []byte) {
+	d := len(s)
+	for i := range s {
+		z0, z1 := s[i].z()
+		copy(out[16*i:], z0[:])
+		copy(out[16*(d+i):], z1[:])
 	}
-	for i := range tag {
-		tag[i] = s[0][i] ^ s[1][i] ^ s[2][i] ^ s[3][i] ^ s[4][i] ^ s[5][i] ^ s[6][i]
+}
+
+func (s states128) absorb(ad []byte) {
+	m := make([]byte, s.rate())
+	for len(ad) > 0 {
+		clear(m)
+		n := copy(m, ad)
+		ad = ad[n:]
+		s.update(m)
+	}
+}
+
+func (s states128) finalize(adLen, msgLen int) (tag block) {
+	l := lengths(adLen, msgLen)
+	t := make([]byte, s.rate())
+	for i := range s {
+		ti := xor(&s[i][2], &l)
+		copy(t[16*i:], ti[:])
+		copy(t[16*(len(s)+i):], ti[:])
+	}
+	for range 7 {
+		s.update(t)
+	}
+	for i := range s {
+		for j := range tag {
+			tag[j] ^= s[i][0][j] ^ s[i][1][j] ^ s[i][2][j] ^ s[i][3][j] ^ s[i][4][j] ^ s[i][5][j] ^ s[i][6][j]
+		}
 	}
 	return tag
 }
 
-func (a *aegis128L) Seal(dst, nonce, plaintext, ad []byte) []byte {
+func (a *aegis128) Seal(dst, nonce, plaintext, ad []byte) []byte {
 	s := a.init(nonce)
 	s.absorb(ad)
+	return sealLanes(s, dst, plaintext, ad)
+}
+
+func (a *aegis128) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
+	s := a.init(nonce)
+	s.absorb(ad)
+	return openLanes(s, dst, ciphertext, ad)
+}
+
+// lanes is what Seal and Open need of a multi-lane AEGIS state.
+type lanes interface {
+	rate() int
+	z(out []byte)
+	update(m []byte)
+	finalize(adLen, msgLen int) block
+}
+
+func sealLanes(s lanes, dst, plaintext, ad []byte) []byte {
 	ret, out := sliceForAppend(dst, len(plaintext)+tagSize)
-	for i := 0; i < len(plaintext); i += 32 {
-		var m [32]byte
-		n := copy(m[:], plaintext[i:])
-		z0, z1 := s.z()
-		m0, m1 := block(m[:16]), block(m[16:])
-		c0, c1 := xor(&m0, &z0), xor(&m1, &z1)
-		var c [32]byte
-		copy(c[:16], c0[:])
-		copy(c[16:], c1[:])
-		copy(out[i:i+n], c[:n])
-		s.update(&m0, &m1)
+	r := s.rate()
+	m, z := make([]byte, r), make([]byte, r)
+	for i := 0; i < len(plaintext); i += r {
+		clear(m)
+		n := copy(m, plaintext[i:])
+		s.z(z)
+		for j := 0; j < n; j++ {
+			out[i+j] = m[j] ^ z[j]
+		}
+		s.update(m)
 	}
 	tag := s.finalize(len(ad), len(plaintext))
 	copy(out[len(plaintext):], tag[:])
 	return ret
 }
 
-func (a *aegis128L) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
+func openLanes(s lanes, dst, ciphertext, ad []byte) ([]byte, error) {
 	if len(ciphertext) < tagSize {
 		return nil, errOpen
 	}
 	ct, want := ciphertext[:len(ciphertext)-tagSize], ciphertext[len(ciphertext)-tagSize:]
-	s := a.init(nonce)
-	s.absorb(ad)
 	ret, out := sliceForAppend(dst, len(ct))
-	for i := 0; i < len(ct); i += 32 {
-		var c [32]byte
-		n := copy(c[:], ct[i:])
-		z0, z1 := s.z()
-		cb0, cb1 := block(c[:16]), block(c[16:])
-		m0, m1 := xor(&cb0, &z0), xor(&cb1, &z1)
-		var m [32]byte
-		copy(m[:16], m0[:])
-		copy(m[16:], m1[:])
+	r := s.rate()
+	m, z := make([]byte, r), make([]byte, r)
+	for i := 0; i < len(ct); i += r {
+		clear(m)
+		n := copy(m, ct[i:])
+		s.z(z)
+		for j := 0; j < n; j++ {
+			m[j] ^= z[j]
+		}
 		clear(m[n:]) // a partial last block is absorbed zero-padded
 		copy(out[i:i+n], m[:n])
-		m0, m1 = block(m[:16]), block(m[16:])
-		s.update(&m0, &m1)
+		s.update(m)
 	}
 	tag := s.finalize(len(ad), len(ct))
 	if subtle.ConstantTimeCompare(tag[:], want) != 1 {
@@ -213,14 +281,21 @@ func (a *aegis128L) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
 	return ret, nil
 }
 
-// aegis256 is AEGIS-256 as a cipher.AEAD (nonce 32 bytes).
-type aegis256 struct{ k0, k1 block }
+// aegis256 is AEGIS-256 (lanes 1) and AEGIS-256X2/X4. Nonce 32 bytes.
+type aegis256 struct {
+	k0, k1 block
+	lanes  int
+}
 
-func newAegis256(key []byte) (cipher.AEAD, error) {
+func newAegis256(key []byte) (cipher.AEAD, error)   { return newAegis256N(key, 1) }
+func newAegis256X2(key []byte) (cipher.AEAD, error) { return newAegis256N(key, 2) }
+func newAegis256X4(key []byte) (cipher.AEAD, error) { return newAegis256N(key, 4) }
+
+func newAegis256N(key []byte, lanes int) (cipher.AEAD, error) {
 	if len(key) != 32 {
 		return nil, errors.New("aegis256: key must be 32 bytes")
 	}
-	a := &aegis256{}
+	a := &aegis256{lanes: lanes}
 	copy(a.k0[:], key[:16])
 	copy(a.k1[:], key[16:])
 	return a, nil
@@ -239,44 +314,70 @@ func (s *state256) update(m *block) {
 	}
 }
 
-func (a *aegis256) init(nonce []byte) *state256 {
+type states256 []state256
+
+func (a *aegis256) init(nonce []byte) states256 {
 	n0, n1 := block(nonce[:16]), block(nonce[16:32])
 	kn0, kn1 := xor(&a.k0, &n0), xor(&a.k1, &n1)
-	s := &state256{kn0, kn1, c1, c0, xor(&a.k0, &c0), xor(&a.k1, &c1)}
+	s := make(states256, a.lanes)
+	for i := range s {
+		s[i] = state256{kn0, kn1, c1, c0, xor(&a.k0, &c0), xor(&a.k1, &c1)}
+	}
 	for range 4 {
-		s.update(&a.k0)
-		s.update(&a.k1)
-		s.update(&kn0)
-		s.update(&kn1)
+		for _, m := range []*block{&a.k0, &a.k1, &kn0, &kn1} {
+			for i := range s {
+				c := ctx(i, a.lanes)
+				s[i][3] = xor(&s[i][3], &c)
+				s[i][5] = xor(&s[i][5], &c)
+				s[i].update(m)
+			}
+		}
 	}
 	return s
 }
 
-func (s *state256) z() (z block) {
-	a := and(&s[2], &s[3])
-	for i := range z {
-		z[i] = s[1][i] ^ s[4][i] ^ s[5][i] ^ a[i]
+func (s states256) rate() int { return 16 * len(s) }
+
+func (s states256) update(m []byte) {
+	for i := range s {
+		b := block(m[16*i:])
+		s[i].update(&b)
 	}
-	return z
 }
 
-func (s *state256) absorb(ad []byte) {
+func (s states256) z(out []byte) {
+	for i := range s {
+		a := and(&s[i][2], &s[i][3])
+		for j := range 16 {
+			out[16*i+j] = s[i][1][j] ^ s[i][4][j] ^ s[i][5][j] ^ a[j]
+		}
+	}
+}
+
+func (s states256) absorb(ad []byte) {
+	m := make([]byte, s.rate())
 	for len(ad) > 0 {
-		var m block
-		n := copy(m[:], ad)
+		clear(m)
+		n := copy(m, ad)
 		ad = ad[n:]
-		s.update(&m)
+		s.update(m)
 	}
 }
 
-func (s *state256) finalize(adLen, msgLen int) (tag block) {
+func (s states256) finalize(adLen, msgLen int) (tag block) {
 	l := lengths(adLen, msgLen)
-	t := xor(&s[3], &l)
-	for range 7 {
-		s.update(&t)
+	t := make([]byte, s.rate())
+	for i := range s {
+		ti := xor(&s[i][3], &l)
+		copy(t[16*i:], ti[:])
 	}
-	for i := range tag {
-		tag[i] = s[0][i] ^ s[1][i] ^ s[2][i] ^ s[3][i] ^ s[4][i] ^ s[5][i]
+	for range 7 {
+		s.update(t)
+	}
+	for i := range s {
+		for j := range tag {
+			tag[j] ^= s[i][0][j] ^ s[i][1][j] ^ s[i][2][j] ^ s[i][3][j] ^ s[i][4][j] ^ s[i][5][j]
+		}
 	}
 	return tag
 }
@@ -284,43 +385,13 @@ func (s *state256) finalize(adLen, msgLen int) (tag block) {
 func (a *aegis256) Seal(dst, nonce, plaintext, ad []byte) []byte {
 	s := a.init(nonce)
 	s.absorb(ad)
-	ret, out := sliceForAppend(dst, len(plaintext)+tagSize)
-	for i := 0; i < len(plaintext); i += 16 {
-		var m block
-		n := copy(m[:], plaintext[i:])
-		z := s.z()
-		c := xor(&m, &z)
-		copy(out[i:i+n], c[:n])
-		s.update(&m)
-	}
-	tag := s.finalize(len(ad), len(plaintext))
-	copy(out[len(plaintext):], tag[:])
-	return ret
+	return sealLanes(s, dst, plaintext, ad)
 }
 
 func (a *aegis256) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
-	if len(ciphertext) < tagSize {
-		return nil, errOpen
-	}
-	ct, want := ciphertext[:len(ciphertext)-tagSize], ciphertext[len(ciphertext)-tagSize:]
 	s := a.init(nonce)
 	s.absorb(ad)
-	ret, out := sliceForAppend(dst, len(ct))
-	for i := 0; i < len(ct); i += 16 {
-		var c block
-		n := copy(c[:], ct[i:])
-		z := s.z()
-		m := xor(&c, &z)
-		clear(m[n:])
-		copy(out[i:i+n], m[:n])
-		s.update(&m)
-	}
-	tag := s.finalize(len(ad), len(ct))
-	if subtle.ConstantTimeCompare(tag[:], want) != 1 {
-		clear(out)
-		return nil, errOpen
-	}
-	return ret, nil
+	return openLanes(s, dst, ciphertext, ad)
 }
 
 func sliceForAppend(in []byte, n int) (head, tail []byte) {

@@ -58,11 +58,11 @@ var ciphers = map[string]*Cipher{
 	"aes128gcm":  {Name: "aes128gcm", id: 1, key: 16, nonce: 12, newAEAD: gcm},
 	"aes256gcm":  {Name: "aes256gcm", id: 2, key: 32, nonce: 12, newAEAD: gcm},
 	"aegis256":   {Name: "aegis256", id: 3, key: 32, nonce: 32, newAEAD: newAegis256},
-	"aegis256x2": {Name: "aegis256x2", id: 4, key: 32, nonce: 32},
-	"aegis256x4": {Name: "aegis256x4", id: 5, key: 32, nonce: 32},
+	"aegis256x2": {Name: "aegis256x2", id: 4, key: 32, nonce: 32, newAEAD: newAegis256X2},
+	"aegis256x4": {Name: "aegis256x4", id: 5, key: 32, nonce: 32, newAEAD: newAegis256X4},
 	"aegis128l":  {Name: "aegis128l", id: 6, key: 16, nonce: 16, newAEAD: newAegis128L},
-	"aegis128x2": {Name: "aegis128x2", id: 7, key: 16, nonce: 16},
-	"aegis128x4": {Name: "aegis128x4", id: 8, key: 16, nonce: 16},
+	"aegis128x2": {Name: "aegis128x2", id: 7, key: 16, nonce: 16, newAEAD: newAegis128X2},
+	"aegis128x4": {Name: "aegis128x4", id: 8, key: 16, nonce: 16, newAEAD: newAegis128X4},
 }
 
 // Ciphers lists the names of the ciphers this build can use.

@@ -150,3 +150,44 @@ func sum(t *testing.T, p string) [32]byte {
 	}
 	return sha256.Sum256(b)
 }
+
+// Convert encrypts a plain database and decrypts it back, whole.
+func TestCrypt_Convert(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain.db")
+	a, err := core.Open(ctx, plain, core.Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("MARKER-CONVERT\n"), 5000)
+	if err := a.FS.WriteFile("/f", data, vfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	for _, name := range []string{"aes256gcm", "aegis128l"} {
+		enc := &store.Encryption{Cipher: name, Key: cryptKey(cryptCiphers[name], 9)}
+		encPath, back := filepath.Join(dir, name+".db"), filepath.Join(dir, name+"-back.db")
+		if err := store.Convert(ctx, plain, encPath, nil, enc); err != nil {
+			t.Fatal(err)
+		}
+		noMarkers(t, []string{encPath}, "MARKER-CONVERT")
+		if err := store.Convert(ctx, encPath, back, enc, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			p   string
+			enc *store.Encryption
+		}{{encPath, enc}, {back, nil}} {
+			b, err := core.Open(ctx, c.p, core.Options{Encryption: c.enc})
+			if err != nil {
+				t.Fatalf("%s: %v", c.p, err)
+			}
+			got, err := b.FS.ReadFile("/f")
+			b.Close()
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("%s: read %d bytes (%v)", c.p, len(got), err)
+			}
+		}
+	}
+}

@@ -81,6 +81,11 @@ database is mounted on a temporary directory (the working directory of
 					return userError{msg: fmt.Sprintf("base %s is not a directory (ENOTDIR)", base), hint: "agentfs init " + id + " --base EXISTING_DIR"}
 				}
 			}
+			enc, err := encryptionOption()
+			if err != nil {
+				return err
+			}
+			opts.Encryption = enc
 			a, err := core.Open(cmd.Context(), path, opts)
 			if err != nil {
 				return openError(id, path, err)

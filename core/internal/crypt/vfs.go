@@ -17,16 +17,29 @@ import (
 // unregisters it. One VFS per open database keeps the key out of URIs,
 // and makes VACUUM INTO (snapshots) write encrypted copies too.
 func Register(codec *Codec) (name string, unregister func()) {
+	return register(&cryptVFS{VFS: vfs.Find(""), codec: codec})
+}
+
+// RegisterConvert is Register, except that the database file at plain
+// (an absolute path) and its WAL are read and written in the clear: to
+// encrypt a plain database (open plain, VACUUM INTO an encrypted copy) or
+// decrypt one (open encrypted, VACUUM INTO plain).
+func RegisterConvert(codec *Codec, plain string) (name string, unregister func()) {
+	return register(&cryptVFS{VFS: vfs.Find(""), codec: codec, plain: plain})
+}
+
+func register(v *cryptVFS) (string, func()) {
 	var b [8]byte
 	rand.Read(b[:])
-	name = "agentfs-crypt-" + hex.EncodeToString(b[:])
-	vfs.Register(name, &cryptVFS{VFS: vfs.Find(""), codec: codec})
+	name := "agentfs-crypt-" + hex.EncodeToString(b[:])
+	vfs.Register(name, v)
 	return name, func() { vfs.Unregister(name) }
 }
 
 type cryptVFS struct {
 	vfs.VFS
 	codec *Codec
+	plain string
 }
 
 func (v *cryptVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
@@ -37,6 +50,11 @@ func (v *cryptVFS) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.Fil
 	f, flags, err := vfsutil.WrapOpenFilename(v.VFS, name, flags)
 	if err != nil {
 		return f, flags, err
+	}
+	if v.plain != "" && name != nil && name.String() != "" {
+		if n := name.String(); n == v.plain || n == v.plain+"-wal" {
+			return f, flags, nil
+		}
 	}
 	switch {
 	case flags&vfs.OPEN_MAIN_DB != 0:

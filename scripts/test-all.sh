@@ -22,7 +22,7 @@ run_suite() {
       cd core && go vet ./store/... ./internal/rawsql/... &&
       GOOS=darwin go vet ./store/... && GOOS=windows go vet ./store/... &&
       go test -count=1 ./store/... ./kv/... ./toolcalls/... ./schema/... ./vfs/... &&
-      go test -count=1 -run 'TestAttack_SQL' . &&
+      go test -count=1 -run 'TestAttack_SQL|TestCrypt' . ./internal/crypt/ &&
       cd ../cli && go build ./... && go test -count=1 -skip 'TestMount' ./...) ;;
     go:*) local m=${1#go:}; (cd "$m" && go vet ./... && go test -race -count=1 ./...) ;;
     gofmt) ./scripts/check-gofmt.sh ;;

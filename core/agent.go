@@ -50,6 +50,9 @@ type Options struct {
 	// opens as an overlay without it; given for an existing database, it
 	// must name the same directory.
 	Base string
+	// Encryption keeps the database encrypted at rest in the format of
+	// Turso's engine (see store.Encryption); nil for a plain database.
+	Encryption *store.Encryption
 }
 
 // Agent is an open agent database.
@@ -101,7 +104,7 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 	if db == nil {
 		// Writable: everything that could refuse the file has been
 		// checked through the read-only connection.
-		db, err = store.Open(ctx, path, store.Options{Durability: opts.Durability, PageSize: opts.PageSize})
+		db, err = store.Open(ctx, path, store.Options{Durability: opts.Durability, PageSize: opts.PageSize, Encryption: opts.Encryption})
 		if err != nil {
 			return nil, err
 		}
@@ -166,7 +169,7 @@ func statError(path string, err error) error {
 // written. When another process created path meanwhile, its database is
 // the one opened next.
 func create(ctx context.Context, path string, opts Options) error {
-	err := store.CreateFile(ctx, path, store.Options{Durability: opts.Durability, PageSize: opts.PageSize}, func(db *store.DB) error {
+	err := store.CreateFile(ctx, path, store.Options{Durability: opts.Durability, PageSize: opts.PageSize, Encryption: opts.Encryption}, func(db *store.DB) error {
 		return db.Write(ctx, func(c *store.Conn) error {
 			if err := schema.Create(c, opts.ChunkSize); err != nil {
 				return err
@@ -188,7 +191,7 @@ func create(ctx context.Context, path string, opts Options) error {
 // returns that connection; for a writable one it closes it and returns a
 // nil DB, and the caller opens the file for writing.
 func probe(ctx context.Context, path string, opts Options) (*store.DB, schema.Info, error) {
-	db, err := store.Open(ctx, path, store.Options{ReadOnly: true, Readers: readersOf(opts)})
+	db, err := store.Open(ctx, path, store.Options{ReadOnly: true, Readers: readersOf(opts), Encryption: opts.Encryption})
 	if err != nil {
 		return nil, schema.Info{}, err
 	}

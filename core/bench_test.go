@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +27,17 @@ func benchAgent(b *testing.B, d store.Durability) *core.Agent {
 	b.Helper()
 	// BENCH_PAGE_SIZE compares SQLite page sizes for new databases.
 	page, _ := strconv.Atoi(os.Getenv("BENCH_PAGE_SIZE"))
-	a, err := core.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), core.Options{Create: true, Durability: d, PageSize: page})
+	// BENCH_CIPHER encrypts the database (a fixed key of the cipher's
+	// length: 16 bytes for aes128gcm and aegis128*, else 32).
+	var enc *store.Encryption
+	if c := os.Getenv("BENCH_CIPHER"); c != "" {
+		n := 32
+		if c == "aes128gcm" || strings.HasPrefix(c, "aegis128") {
+			n = 16
+		}
+		enc = &store.Encryption{Cipher: c, Key: bytes.Repeat([]byte{7}, n)}
+	}
+	a, err := core.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"), core.Options{Create: true, Durability: d, PageSize: page, Encryption: enc})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"errors"
 	"io/fs"
 	"os"
@@ -17,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/agentfs-go/agentfs/core"
-	"github.com/agentfs-go/agentfs/core/internal/sqlite"
+	"github.com/agentfs-go/agentfs/core/internal/rawsql"
 	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/toolcalls"
@@ -28,7 +27,7 @@ import (
 // journal, one table), as a user's own database would be.
 func foreignDB(t *testing.T, path string) {
 	t.Helper()
-	db, err := sql.Open(sqlite.DriverName, "file:"+path)
+	db, err := rawsql.Open("file:" + path)
 	if err != nil {
 		t.Fatal(err)
 	}

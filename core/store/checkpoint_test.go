@@ -4,13 +4,12 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/agentfs-go/agentfs/core/internal/sqlite"
+	"github.com/agentfs-go/agentfs/core/internal/rawsql"
 	"github.com/agentfs-go/agentfs/core/store"
 )
 
@@ -30,7 +29,7 @@ func openStore(t *testing.T) (*store.DB, string) {
 // in the database file, from a connection of its own.
 func walFrames(t *testing.T, path string) (logFrames, moved int64) {
 	t.Helper()
-	db, err := sql.Open(sqlite.DriverName, "file:"+path)
+	db, err := rawsql.Open("file:" + path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,3 +115,7 @@ func CreateFile(ctx context.Context, path string, opts Options, build func(db *D
 	}
 	return db.Close()
 }
+
+// DriverName names the SQLite under the engine, for benchmarks and
+// diagnostics.
+const DriverName = "ncruces-memdb"

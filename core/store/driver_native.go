@@ -5,7 +5,6 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,8 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"github.com/agentfs-go/agentfs/core/internal/sqlite"
 )
 
 // walMode: native builds keep the database in WAL mode (readers in
@@ -56,13 +53,7 @@ func Stat(path string) error {
 	return err
 }
 
-// openConnector opens the engine's own driver over the SQLite that
-// go-libsql links (internal/sqlite).
-func openConnector(dsn string) (driver.Connector, error) {
-	return sqlite.Driver{}.OpenConnector(dsn)
-}
-
-// cantOpen reports SQLite's SQLITE_CANTOPEN: for a read-only connection
+// cantOpen reports SQLite's SQLITE_CANTOPEN (both drivers word it the same): for a read-only connection
 // to a WAL-mode database, the -shm (or -wal) file could not be created.
 func cantOpen(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "unable to open database file")

@@ -46,6 +46,18 @@ type Options struct {
 	// PageSize of a database file created by this Open (SQLite's default,
 	// 4096, when 0). It cannot change once the file has pages.
 	PageSize int
+	// Encryption, when set, keeps the file encrypted at rest in the page
+	// format of Turso's engine (internal/crypt); the SQLite of every
+	// connection is then ncruces' (compiled to Go) over an encrypting VFS.
+	Encryption *Encryption
+}
+
+// Encryption is a cipher (Turso's names: aes128gcm, aes256gcm, aegis128l,
+// aegis256, ...) and its key. The key stays in memory: never in a data
+// source name, a log or an error.
+type Encryption struct {
+	Cipher string
+	Key    []byte
 }
 
 // DB is an open database file.
@@ -71,6 +83,11 @@ type DB struct {
 	qpool   *sql.DB
 	qguards map[any]*policy
 	qclosed bool
+
+	// crypt is the name of the encrypting VFS of an encrypted database
+	// ("" when plain); uncrypt unregisters it at Close.
+	crypt   string
+	uncrypt func()
 }
 
 // Open opens (creating if needed) the database file at path.
@@ -86,6 +103,15 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{path: abs, opts: opts}
+	if dsn, err = db.setupCrypt(abs, dsn); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	ok := false
+	defer func() {
+		if !ok && db.uncrypt != nil {
+			db.uncrypt()
+		}
+	}()
 	if err := db.openPrimary(ctx, dsn); err != nil {
 		if !opts.ReadOnly || !cantOpen(err) {
 			return nil, fmt.Errorf("open %s: %w", path, err)
@@ -108,6 +134,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 			return nil, classify(fmt.Errorf("open %s: set page size: %w", path, err))
 		}
 	}
+	if err := db.reserveCrypt(ctx, conn); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	if !opts.ReadOnly && walMode {
 		if err := db.ensureWAL(ctx, conn); err != nil {
 			db.Close()
@@ -121,6 +151,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	db.readers = readers
 	db.startCheckpointer(ctx)
+	ok = true
 	return db, nil
 }
 
@@ -183,7 +214,7 @@ func (db *DB) ensureWAL(ctx context.Context, conn *sql.Conn) error {
 
 // openPool opens a pool whose every new connection gets the pragmas.
 func (db *DB) openPool(dsn string, size int) (*sql.DB, error) {
-	base, err := openConnector(dsn)
+	base, err := db.connector(dsn)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -206,6 +237,10 @@ func (db *DB) pragmas() []string {
 		// ceiling (SQLITE_MAX_MMAP_SIZE, just under 2 GiB); the WAL is
 		// still read with pread.
 		"PRAGMA mmap_size = 2147418112",
+	}
+	if db.crypt != "" {
+		// Sorts and temporary tables would spill pages in the clear.
+		p = append(p, "PRAGMA temp_store = MEMORY")
 	}
 	if db.opts.ReadOnly {
 		// The driver has no read-only open mode; query_only makes every
@@ -287,6 +322,10 @@ func (db *DB) Close() error {
 	if db.pool != nil {
 		errs = append(errs, db.pool.Close())
 		db.pool = nil
+	}
+	if db.uncrypt != nil {
+		db.uncrypt()
+		db.uncrypt = nil
 	}
 	return errors.Join(errs...)
 }

@@ -157,7 +157,7 @@ func (db *DB) queryPool() (*sql.DB, error) {
 	} else {
 		dsn += "?mode=ro"
 	}
-	base, err := openConnector(dsn)
+	base, err := db.connector(dsn)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -502,5 +502,7 @@ func finish(ctx context.Context, err error, p *policy, budget, stopped bool, lim
 func sqliteMessage(err error) string {
 	s := err.Error()
 	s = strings.TrimPrefix(s, "sqlite3: ")
-	return strings.TrimPrefix(s, "sqlite: ")
+	s = strings.TrimPrefix(s, "sqlite: ")
+	// ncruces words SQLITE_ERROR's code before the message.
+	return strings.TrimPrefix(s, "SQL logic error: ")
 }

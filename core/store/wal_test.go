@@ -4,14 +4,13 @@ package store_test
 
 import (
 	"bytes"
-	"database/sql"
 	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/agentfs-go/agentfs/core/internal/sqlite"
+	"github.com/agentfs-go/agentfs/core/internal/rawsql"
 	"github.com/agentfs-go/agentfs/core/store"
 )
 
@@ -22,7 +21,7 @@ import (
 func walPair(t *testing.T) (dbs, wals [][]byte, rows [][]int) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "w.db")
-	db, err := sql.Open(sqlite.DriverName, "file:"+p)
+	db, err := rawsql.Open("file:" + p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func readRows(t *testing.T, b []byte) []int {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db, err := sql.Open(sqlite.DriverName, "file:"+p)
+	db, err := rawsql.Open("file:" + p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,11 @@ database is mounted on a temporary directory (the working directory of
 			if err := core.CheckOptions(opts); err != nil {
 				return userError{msg: err.Error(), hint: "agentfs init " + id + " (default --chunk-size 4096, --page-size 4096)"}
 			}
+			enc, err := encryptionOption()
+			if err != nil {
+				return err
+			}
+			opts.Encryption = enc
 			path := core.PathForID(id)
 			// Every check comes before --force touches anything: a refused
 			// option or base leaves the old database in place.

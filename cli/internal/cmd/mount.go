@@ -205,7 +205,11 @@ func startMountServer(dbPath, dir string, fl mountFlags) (*exec.Cmd, error) {
 	defer pr.Close()
 	args := append([]string{"--durability", durability, "mount", dbPath, dir, "--foreground"}, fl.args()...)
 	srv := exec.Command(exe, args...)
-	srv.Env = append(os.Environ(), readyFDEnv+"=3")
+	kenv, err := keyEnvFor()
+	if err != nil {
+		return nil, err
+	}
+	srv.Env = append(append(os.Environ(), readyFDEnv+"=3"), kenv...)
 	srv.ExtraFiles = []*os.File{pw}
 	srv.Dir = "/"
 	srv.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

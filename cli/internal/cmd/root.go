@@ -82,6 +82,7 @@ compatible with Turso's AgentFS (specification 0.4).`,
 	})
 	root.PersistentFlags().StringVar(&durability, "durability", envOr("AGENTFS_DURABILITY", "normal"),
 		"commit durability: normal (atomic, survives process crashes) or full (fsync every commit, survives power loss)")
+	addKeyFlags(root)
 	for _, add := range commands {
 		root.AddCommand(add())
 	}
@@ -124,6 +125,9 @@ func openAgentWith(cmd *cobra.Command, idOrPath string, opts core.Options) (*cor
 		return nil, err
 	}
 	opts.Durability = d
+	if opts.Encryption, err = encryptionOption(); err != nil {
+		return nil, err
+	}
 	path := core.ResolveIDOrPath(idOrPath)
 	a, err := core.Open(cmd.Context(), path, opts)
 	if err != nil {
@@ -188,6 +192,12 @@ func openError(idOrPath, path string, err error) error {
 		return userError{msg: err.Error(), hint: fmt.Sprintf("agentfs migrate %s", idOrPath)}
 	case errors.Is(err, store.ErrCorrupt):
 		return userError{msg: err.Error(), hint: fmt.Sprintf("restore a snapshot: agentfs snapshot %s restore NAME (names: ls %s.snapshots/; if the database no longer opens, copy %s.snapshots/NAME.db over it), or repair what can be: agentfs fsck %s --repair", idOrPath, path, path, idOrPath)}
+	case errors.Is(err, store.ErrNeedKey):
+		return userError{msg: describe(err), hint: fmt.Sprintf("agentfs --key-file KEYFILE COMMAND %s ... (or AGENTFS_KEY=HEX in the environment)", idOrPath)}
+	case errors.Is(err, store.ErrWrongKey):
+		return userError{msg: describe(err), hint: "check the key (--key-file, AGENTFS_KEY or --key) and --cipher"}
+	case errors.Is(err, store.ErrNotEncrypted):
+		return userError{msg: describe(err), hint: fmt.Sprintf("drop --key/--key-file/AGENTFS_KEY, or encrypt it: agentfs encrypt %s --key-file KEYFILE", idOrPath)}
 	case errors.Is(err, store.ErrNotADatabase):
 		return userError{msg: err.Error(), hint: "check the path; an encrypted database needs its key"}
 	case errors.Is(err, core.ErrNotAgentFS):
@@ -232,6 +242,12 @@ func hint(err error) string {
 	switch {
 	case errors.Is(err, store.ErrBusy):
 		return "another process holds the write lock; retry, or find it with: fuser <db file>"
+	case errors.Is(err, store.ErrNeedKey):
+		return "agentfs --key-file KEYFILE COMMAND ID ... (or AGENTFS_KEY=HEX in the environment)"
+	case errors.Is(err, store.ErrWrongKey):
+		return "check the key (--key-file, AGENTFS_KEY or --key) and --cipher"
+	case errors.Is(err, store.ErrNotEncrypted):
+		return "drop --key/--key-file/AGENTFS_KEY, or encrypt it: agentfs encrypt ID --key-file KEYFILE"
 	case errors.Is(err, store.ErrNotADatabase):
 		return "check the path; an encrypted database needs its key"
 	case errors.Is(err, store.ErrCorrupt):

@@ -73,6 +73,13 @@ func runSession(cmd *cobra.Command, cfg runConfig) error {
 	if err != nil {
 		return err
 	}
+	// The stages open the session database: the key goes to them in
+	// their environment (never argv), and each takes it out of its own
+	// environment before the command starts (addKeyFlags).
+	kenv, err := keyEnvFor()
+	if err != nil {
+		return err
+	}
 	staging, err := os.MkdirTemp("", "agentfs-run-")
 	if err != nil {
 		return err
@@ -103,7 +110,7 @@ func runSession(cmd *cobra.Command, cfg runConfig) error {
 
 	start := func(userns bool) (*exec.Cmd, error) {
 		c := exec.Command(exe, "run", "--internal-stage", "init")
-		c.Env = append(os.Environ(), runConfigEnv+"="+string(b))
+		c.Env = append(append(os.Environ(), runConfigEnv+"="+string(b)), kenv...)
 		c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 		c.ExtraFiles = []*os.File{pw}
 		// IPC: the host's System V shared memory, semaphores and
@@ -346,8 +353,9 @@ func runStageInit(cmd *cobra.Command) error {
 		cfg.Job = true
 	}
 	b, _ := json.Marshal(cfg)
+	kenv, _ := keyEnvFor()
 	c := exec.Command(exe, "run", "--internal-stage", "exec")
-	c.Env = append(os.Environ(), runConfigEnv+"="+string(b))
+	c.Env = append(append(os.Environ(), runConfigEnv+"="+string(b)), kenv...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
 	c.ExtraFiles = []*os.File{status}
 	if jobRemote != nil {

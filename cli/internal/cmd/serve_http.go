@@ -89,7 +89,12 @@ The token never appears in logs.
 			if err != nil {
 				return err
 			}
-			dir, err := rpc.NewAgentDir(data, core.Options{Durability: d})
+			// The key, if any, lives only in this process's memory.
+			enc, err := encryptionOption()
+			if err != nil {
+				return err
+			}
+			dir, err := rpc.NewAgentDir(data, core.Options{Durability: d, Encryption: enc})
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-//go:build !js
+//go:build !js && cgo
 
 package store
 
@@ -11,19 +11,20 @@ import (
 	"github.com/agentfs-go/agentfs/core/internal/sqlite"
 )
 
-// guardConn installs p as the authorizer of a new query connection, with
-// the rest of sqlite.Guarded's restrictions.
-func guardConn(dc driver.Conn, p *policy) error {
+// guardLibsql installs p as the authorizer of a new query connection of
+// our cgo driver, with the rest of sqlite.Guarded's restrictions; ok is
+// false for a connection of another driver (ncruces).
+func guardLibsql(dc driver.Conn, p *policy) (ok bool, err error) {
 	g, ok := dc.(sqlite.Guarded)
 	if !ok {
-		return errors.New("store: driver connection cannot be guarded")
+		return false, nil
 	}
 	names, err := column(dc, moduleQuery)
 	if err != nil {
-		return err
+		return true, err
 	}
 	p.modules = setOf(names...)
-	return g.Guard(p.allow, maxQueryValue)
+	return true, g.Guard(p.allow, maxQueryValue)
 }
 
 // column reads the first column of query's rows as strings.
@@ -46,9 +47,9 @@ func column(dc driver.Conn, query string) ([]string, error) {
 	}
 }
 
-// runGuarded runs a user query on the guarded connection dc (see
-// DB.UserQuery).
-func runGuarded(ctx context.Context, dc any, p *policy, query string, args []any, lim QueryLimits, visit func([]string, []any) error) error {
+// runGuardedLibsql runs a user query on the guarded connection dc of our
+// cgo driver (see DB.UserQuery).
+func runGuardedLibsql(ctx context.Context, dc any, p *policy, query string, args []any, lim QueryLimits, visit func([]string, []any) error) error {
 	g := dc.(sqlite.Guarded)
 	q := dc.(driver.QueryerContext)
 	g.Arm(lim.Steps)
@@ -130,7 +131,7 @@ func runGuarded(ctx context.Context, dc any, p *policy, query string, args []any
 	}
 }
 
-func isInterrupt(err error) bool {
+func isInterruptLibsql(err error) bool {
 	var e *sqlite.Error
 	return errors.As(err, &e) && e.Primary() == 9 // SQLITE_INTERRUPT
 }

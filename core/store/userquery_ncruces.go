@@ -1,6 +1,9 @@
-//go:build js
-
 package store
+
+// The guarded user-query path on the ncruces driver (SQLite compiled to
+// Go), which every build has: the WebAssembly build, CGO-free native
+// builds, and encrypted databases in every build (internal/crypt).
+// Connections of our cgo driver take userquery_cgo.go's path instead.
 
 import (
 	"context"
@@ -14,8 +17,11 @@ import (
 type rawConn interface{ Raw() *sqlite3.Conn }
 
 // guardConn installs p as the authorizer of a new query connection, with
-// the restrictions that sqlite.Guarded applies in native builds.
+// the restrictions that sqlite.Guarded applies to cgo connections.
 func guardConn(dc driver.Conn, p *policy) error {
+	if ok, err := guardLibsql(dc, p); ok {
+		return err
+	}
 	rc, ok := dc.(rawConn)
 	if !ok {
 		return errors.New("store: driver connection has no SQLite handle")
@@ -190,7 +196,11 @@ func blank(c *sqlite3.Conn, tail string) bool {
 // runGuarded runs a user query on the guarded connection dc (see
 // DB.UserQuery).
 func runGuarded(ctx context.Context, dc any, p *policy, query string, args []any, lim QueryLimits, visit func([]string, []any) error) error {
-	c := dc.(rawConn).Raw()
+	rc, ok := dc.(rawConn)
+	if !ok {
+		return runGuardedLibsql(ctx, dc, p, query, args, lim, visit)
+	}
+	c := rc.Raw()
 	sc := &stepCtx{Context: ctx}
 	sc.left.Store(lim.Steps)
 	defer c.SetInterrupt(c.SetInterrupt(sc))
@@ -223,4 +233,6 @@ func runGuarded(ctx context.Context, dc any, p *policy, query string, args []any
 	return finish(ctx, err, p, sc.out.Load(), false, lim)
 }
 
-func isInterrupt(err error) bool { return errors.Is(err, sqlite3.INTERRUPT) }
+func isInterrupt(err error) bool {
+	return errors.Is(err, sqlite3.INTERRUPT) || isInterruptLibsql(err)
+}

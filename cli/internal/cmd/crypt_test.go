@@ -1,0 +1,88 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// The key flags and environment, encrypt and decrypt, end to end through
+// the CLI: the plaintext never reaches the file, every refusal is one
+// line with a next step, and the key never appears in any output.
+func TestCrypt_CLI(t *testing.T) {
+	t.Chdir(t.TempDir())
+	key := strings.Repeat("ab", 32)
+	other := strings.Repeat("cd", 32)
+	os.WriteFile("k", []byte(key+"\n"), 0o600)
+	os.WriteFile("other", []byte(other), 0o600)
+	mustRun(t, "init", "t", "--key-file", "k", "--cipher", "aes256gcm")
+	mustRun(t, "--key-file", "k", "fs", "t", "write", "/s.txt", "MARKER-CLI-SECRET")
+	checkOut(t, "cat", mustRun(t, "--key-file", "k", "fs", "t", "cat", "/s.txt"), "MARKER-CLI-SECRET")
+	t.Setenv("AGENTFS_KEY", key)
+	checkOut(t, "cat with AGENTFS_KEY", mustRun(t, "fs", "t", "cat", "/s.txt"), "MARKER-CLI-SECRET")
+	os.Unsetenv("AGENTFS_KEY")
+	db, _ := os.ReadFile(".agentfs/t.db")
+	if bytes.Contains(db, []byte("MARKER-CLI-SECRET")) || bytes.Contains(db, []byte("SQLite format 3")) {
+		t.Fatal("the database file holds plaintext")
+	}
+
+	var outs []result
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fs", "t", "cat", "/s.txt"}, "is encrypted"},
+		{[]string{"--key-file", "other", "fs", "t", "cat", "/s.txt"}, "wrong key"},
+		{[]string{"--key", key, "--cipher", "aegis256", "fs", "t", "cat", "/s.txt"}, "--cipher aes256gcm"},
+		{[]string{"--key", key[:30], "fs", "t", "cat", "/s.txt"}, "needs a 32-byte key"},
+		{[]string{"--key", "zz" + key[2:], "fs", "t", "cat", "/s.txt"}, "not hexadecimal"},
+		{[]string{"--cipher", "aes256gcm", "fs", "t", "cat", "/s.txt"}, "without a key"},
+	} {
+		before, _ := os.ReadFile(".agentfs/t.db")
+		r := wantFail(t, 1, c.args, c.want)
+		// One line that names the fix, or one and a "Try:" line.
+		if lines := strings.Count(strings.TrimSpace(r.err), "\n"); lines > 1 || lines == 1 && !strings.Contains(r.err, "Try:") {
+			t.Errorf("agentfs %s: %d lines of error:\n%s", strings.Join(c.args, " "), lines+1, r.err)
+		}
+		after, _ := os.ReadFile(".agentfs/t.db")
+		if !bytes.Equal(before, after) {
+			t.Errorf("agentfs %s changed the database", strings.Join(c.args, " "))
+		}
+		outs = append(outs, r)
+	}
+
+	// Decrypt, then the plain database refuses a key and opens without.
+	mustRun(t, "--key-file", "k", "decrypt", "t")
+	checkOut(t, "cat after decrypt", mustRun(t, "fs", "t", "cat", "/s.txt"), "MARKER-CLI-SECRET")
+	outs = append(outs, wantFail(t, 1, []string{"--key-file", "k", "fs", "t", "cat", "/s.txt"}, "not encrypted", "agentfs encrypt t"))
+	// Encrypt again, with the environment and another cipher.
+	t.Setenv("AGENTFS_KEY", other)
+	t.Setenv("AGENTFS_CIPHER", "aegis256")
+	mustRun(t, "encrypt", "t")
+	// Each agentfs process takes the key out of its environment once read.
+	if _, ok := os.LookupEnv("AGENTFS_KEY"); ok {
+		t.Error("AGENTFS_KEY is still in the environment after agentfs read it")
+	}
+	t.Setenv("AGENTFS_KEY", other)
+	checkOut(t, "cat after encrypt", mustRun(t, "fs", "t", "cat", "/s.txt"), "MARKER-CLI-SECRET")
+	os.Unsetenv("AGENTFS_KEY")
+	os.Unsetenv("AGENTFS_CIPHER")
+	outs = append(outs, wantFail(t, 1, []string{"fs", "t", "cat", "/s.txt"}, "cipher aegis256"))
+	db, _ = os.ReadFile(".agentfs/t.db")
+	if bytes.Contains(db, []byte("MARKER-CLI-SECRET")) {
+		t.Fatal("the re-encrypted database holds plaintext")
+	}
+
+	help := mustRun(t, "fs", "--help")
+	if !strings.Contains(help, "visible to other users") {
+		t.Errorf("help does not warn that --key is visible to other users:\n%s", help)
+	}
+	for _, r := range outs {
+		for _, k := range []string{key, other, key[:30]} {
+			if strings.Contains(r.out+r.err, k) {
+				t.Errorf("output shows a key: %q", r.err)
+			}
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package crypt
+
+import (
+	"bytes"
+	"crypto/cipher"
+	"crypto/rand"
+	"errors"
+	"fmt"
+)
+
+const (
+	headerSize  = 100 // SQLite's database header on page 1
+	tursoHeader = 16  // "Turso", version, cipher id, 9 zeros
+)
+
+var (
+	sqliteMagic = []byte("SQLite format 3\x00")
+	tursoMagic  = []byte("Turso")
+)
+
+// Codec encrypts and decrypts pages with one key and cipher.
+type Codec struct {
+	c    *Cipher
+	aead cipher.AEAD
+}
+
+// New makes the codec of cipher name with key. Errors name the fix and
+// never contain the key.
+func New(name string, key []byte) (*Codec, error) {
+	c, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if len(key) != c.key {
+		return nil, fmt.Errorf("%s needs a %d-byte key (%d hex digits), got %d bytes: give a key of that length or choose the cipher it was made for", c.Name, c.key, 2*c.key, len(key))
+	}
+	a, err := c.newAEAD(key)
+	if err != nil {
+		return nil, err
+	}
+	return &Codec{c: c, aead: a}, nil
+}
+
+// Cipher is the codec's cipher.
+func (k *Codec) Cipher() *Cipher { return k.c }
+
+// header is page 1's first 16 bytes as stored.
+func (k *Codec) header() []byte {
+	h := make([]byte, tursoHeader)
+	copy(h, tursoMagic)
+	h[6] = k.c.id
+	return h
+}
+
+// encrypt writes page pgno (plain, len = page size) encrypted into out.
+func (k *Codec) encrypt(out, page []byte, pgno int64) error {
+	ps, meta, ns := len(page), k.c.Meta(), k.c.nonce
+	if ps <= headerSize+meta {
+		return errors.New("crypt: page too small")
+	}
+	nonce := out[ps-ns:]
+	if _, err := rand.Read(nonce); err != nil {
+		return err
+	}
+	if pgno == 1 {
+		if !bytes.HasPrefix(page, sqliteMagic) {
+			return errors.New("crypt: page 1 without SQLite's header")
+		}
+		copy(out[:tursoHeader], k.header())
+		copy(out[tursoHeader:headerSize], page[tursoHeader:headerSize])
+		k.aead.Seal(out[headerSize:headerSize], nonce, page[headerSize:ps-meta], out[:headerSize])
+		return nil
+	}
+	k.aead.Seal(out[:0], nonce, page[:ps-meta], nil)
+	return nil
+}
+
+// errAuth: a page that does not decrypt (another key, or damage).
+var errAuth = errors.New("crypt: page does not decrypt with this key")
+
+// decrypt turns the stored page pgno (in place) into the plain page.
+func (k *Codec) decrypt(page []byte, pgno int64) error {
+	ps, meta, ns := len(page), k.c.Meta(), k.c.nonce
+	if ps <= headerSize+meta {
+		return errors.New("crypt: page too small")
+	}
+	nonce := append([]byte{}, page[ps-ns:]...)
+	if pgno == 1 {
+		if !bytes.Equal(page[:tursoHeader], k.header()) {
+			return errAuth
+		}
+		if _, err := k.aead.Open(page[headerSize:headerSize], nonce, page[headerSize:ps-ns], page[:headerSize]); err != nil {
+			return errAuth
+		}
+		copy(page, sqliteMagic)
+	} else if _, err := k.aead.Open(page[:0], nonce, page[:ps-ns], nil); err != nil {
+		return errAuth
+	}
+	clear(page[ps-meta:])
+	return nil
+}

@@ -1,0 +1,253 @@
+package crypt
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"io"
+	"sync"
+
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/util/vfsutil"
+	"github.com/ncruces/go-sqlite3/vfs"
+)
+
+// Register makes a VFS that encrypts every database and WAL it opens
+// with codec, and returns its name (for "?vfs=NAME") and a function that
+// unregisters it. One VFS per open database keeps the key out of URIs,
+// and makes VACUUM INTO (snapshots) write encrypted copies too.
+func Register(codec *Codec) (name string, unregister func()) {
+	return register(&cryptVFS{VFS: vfs.Find(""), codec: codec})
+}
+
+// RegisterConvert is Register, except that the database file at plain
+// (an absolute path) and its WAL are read and written in the clear: to
+// encrypt a plain database (open plain, VACUUM INTO an encrypted copy) or
+// decrypt one (open encrypted, VACUUM INTO plain).
+func RegisterConvert(codec *Codec, plain string) (name string, unregister func()) {
+	return register(&cryptVFS{VFS: vfs.Find(""), codec: codec, plain: plain})
+}
+
+func register(v *cryptVFS) (string, func()) {
+	var b [8]byte
+	rand.Read(b[:])
+	name := "agentfs-crypt-" + hex.EncodeToString(b[:])
+	vfs.Register(name, v)
+	return name, func() { vfs.Unregister(name) }
+}
+
+type cryptVFS struct {
+	vfs.VFS
+	codec *Codec
+	plain string
+}
+
+func (v *cryptVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
+	return v.OpenFilename(nil, flags)
+}
+
+func (v *cryptVFS) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
+	f, flags, err := vfsutil.WrapOpenFilename(v.VFS, name, flags)
+	if err != nil {
+		return f, flags, err
+	}
+	if v.plain != "" && name != nil && name.String() != "" {
+		if n := name.String(); n == v.plain || n == v.plain+"-wal" {
+			return f, flags, nil
+		}
+	}
+	switch {
+	case flags&vfs.OPEN_MAIN_DB != 0:
+		return &dbFile{File: f, codec: v.codec}, flags, nil
+	case flags&vfs.OPEN_WAL != 0:
+		return &walFile{File: f, codec: v.codec}, flags, nil
+	}
+	// Journals and temporary files hold page images in the clear: the
+	// store keeps temporary data in memory (temp_store=MEMORY) and the
+	// database in WAL mode, which writes no rollback journal.
+	return f, flags, nil
+}
+
+// dbFile is the database file: pages at (pgno-1)*size.
+type dbFile struct {
+	vfs.File
+	codec *Codec
+}
+
+// isPage reports whether a read or write of n bytes at off is one whole
+// page (SQLite reads and writes the database file a page at a time; its
+// only smaller accesses are to the 100-byte header).
+func isPage(n int, off int64) bool {
+	return n >= 512 && n <= 65536 && n&(n-1) == 0 && off%int64(n) == 0
+}
+
+func (f *dbFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	if n == 0 {
+		return n, err
+	}
+	switch {
+	case isPage(len(p), off) && n == len(p):
+		if derr := f.codec.decrypt(p, off/int64(len(p))+1); derr != nil {
+			return 0, sqlite3.IOERR_READ
+		}
+	case off+int64(len(p)) <= headerSize:
+		// The clear part of the header; its first 16 bytes read as
+		// SQLite's magic once the codec recognizes them.
+		if off < tursoHeader {
+			var h [tursoHeader]byte
+			if _, err := f.File.ReadAt(h[:], 0); err != nil {
+				return 0, sqlite3.IOERR_READ
+			}
+			if string(h[:]) != string(f.codec.header()) {
+				return 0, sqlite3.NOTADB
+			}
+			copy(p, sqliteMagic[off:])
+		}
+	case n < len(p):
+		return n, err // a short read at the end of the file
+	default:
+		return 0, sqlite3.IOERR_READ
+	}
+	return n, err
+}
+
+func (f *dbFile) WriteAt(p []byte, off int64) (int, error) {
+	if !isPage(len(p), off) {
+		return 0, sqlite3.IOERR_WRITE
+	}
+	buf := make([]byte, len(p))
+	if err := f.codec.encrypt(buf, p, off/int64(len(p))+1); err != nil {
+		return 0, sqlite3.IOERR_WRITE
+	}
+	return f.File.WriteAt(buf, off)
+}
+
+// No memory mapping: SQLite must read pages through ReadAt.
+func (f *dbFile) DeviceCharacteristics() vfs.DeviceCharacteristic {
+	return f.File.DeviceCharacteristics() & (vfs.IOCAP_IMMUTABLE | vfs.IOCAP_SEQUENTIAL |
+		vfs.IOCAP_POWERSAFE_OVERWRITE | vfs.IOCAP_UNDELETABLE_WHEN_OPEN | vfs.IOCAP_SAFE_APPEND)
+}
+
+// The optional interfaces SQLite's WAL mode and locking need, passed on.
+func (f *dbFile) Unwrap() vfs.File                   { return f.File }
+func (f *dbFile) SharedMemory() vfs.SharedMemory     { return vfsutil.WrapSharedMemory(f.File) }
+func (f *dbFile) LockState() vfs.LockLevel           { return vfsutil.WrapLockState(f.File) }
+func (f *dbFile) PersistWAL() bool                   { return vfsutil.WrapPersistWAL(f.File) }
+func (f *dbFile) SetPersistWAL(keep bool)            { vfsutil.WrapSetPersistWAL(f.File, keep) }
+func (f *dbFile) HasMoved() (bool, error)            { return vfsutil.WrapHasMoved(f.File) }
+func (f *dbFile) Overwrite() error                   { return vfsutil.WrapOverwrite(f.File) }
+func (f *dbFile) CheckpointStart()                   { vfsutil.WrapCheckpointStart(f.File) }
+func (f *dbFile) CheckpointDone()                    { vfsutil.WrapCheckpointDone(f.File) }
+func (f *dbFile) BusyHandler(handler func() bool)    { vfsutil.WrapBusyHandler(f.File, handler) }
+func (f *dbFile) SizeHint(size int64) error          { return vfsutil.WrapSizeHint(f.File, size) }
+func (f *dbFile) ChunkSize(size int)                 { vfsutil.WrapChunkSize(f.File, size) }
+func (f *dbFile) Pragma(n, v string) (string, error) { return vfsutil.WrapPragma(f.File, n, v) }
+
+// walFile is the write-ahead log: a 32-byte header (page size at 8..12),
+// then frames of a 24-byte header (page number at 0..4) and a page.
+// Frame headers stay in the clear; pages are encrypted as in the
+// database file. The frame checksums are SQLite's, over the plain page.
+type walFile struct {
+	vfs.File
+	codec *Codec
+	mu    sync.Mutex
+	size  int // page size; 0 until known
+}
+
+const (
+	walHeader   = 32
+	frameHeader = 24
+)
+
+func (f *walFile) pageSize() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.size == 0 {
+		var h [walHeader]byte
+		if n, _ := f.File.ReadAt(h[:], 0); n == walHeader {
+			f.size = int(binary.BigEndian.Uint32(h[8:12]))
+		}
+	}
+	return f.size
+}
+
+// frames calls fn for each whole page inside [off, off+n): its offset in
+// p, its page number (from the frame header in p, or else on disk).
+func (f *walFile) frames(p []byte, off int64, fn func(at int, pgno int64) error) error {
+	ps := f.pageSize()
+	if ps == 0 {
+		return nil
+	}
+	frame := int64(frameHeader + ps)
+	for k := max(0, (off-walHeader)/frame); ; k++ {
+		body := walHeader + k*frame + frameHeader
+		if body >= off+int64(len(p)) {
+			return nil
+		}
+		if body < off || body+int64(ps) > off+int64(len(p)) {
+			continue // not whole here: a header-only access
+		}
+		at := int(body - off)
+		var pg [4]byte
+		if at >= frameHeader {
+			copy(pg[:], p[at-frameHeader:])
+		} else if _, err := f.File.ReadAt(pg[:], body-frameHeader); err != nil {
+			return err
+		}
+		if err := fn(at, int64(binary.BigEndian.Uint32(pg[:]))); err != nil {
+			return err
+		}
+	}
+}
+
+func (f *walFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	if off == 0 && n >= walHeader {
+		f.mu.Lock()
+		f.size = int(binary.BigEndian.Uint32(p[8:12]))
+		f.mu.Unlock()
+	}
+	if derr := f.frames(p[:n], off, func(at int, pgno int64) error {
+		return f.codec.decrypt(p[at:at+f.size], pgno)
+	}); derr != nil {
+		// A frame that does not decrypt reads as the end of the log, as
+		// a torn frame does: SQLite's checksum check stops there.
+		clear(p[:n])
+		return n, err
+	}
+	return n, err
+}
+
+func (f *walFile) WriteAt(p []byte, off int64) (int, error) {
+	if off == 0 && len(p) >= walHeader {
+		f.mu.Lock()
+		f.size = int(binary.BigEndian.Uint32(p[8:12]))
+		f.mu.Unlock()
+	} else if off >= walHeader && f.pageSize() == 0 {
+		return 0, sqlite3.IOERR_WRITE // a frame before its log's header: never in the clear
+	}
+	buf := p
+	err := f.frames(p, off, func(at int, pgno int64) error {
+		if &buf[0] == &p[0] {
+			buf = append([]byte{}, p...)
+		}
+		return f.codec.encrypt(buf[at:at+f.size], p[at:at+f.size], pgno)
+	})
+	if err != nil {
+		return 0, sqlite3.IOERR_WRITE
+	}
+	return f.File.WriteAt(buf, off)
+}
+
+func (f *walFile) DeviceCharacteristics() vfs.DeviceCharacteristic {
+	return f.File.DeviceCharacteristics() & (vfs.IOCAP_SEQUENTIAL | vfs.IOCAP_POWERSAFE_OVERWRITE |
+		vfs.IOCAP_UNDELETABLE_WHEN_OPEN | vfs.IOCAP_SAFE_APPEND)
+}
+
+func (f *walFile) Unwrap() vfs.File         { return f.File }
+func (f *walFile) SizeHint(s int64) error   { return vfsutil.WrapSizeHint(f.File, s) }
+func (f *walFile) ChunkSize(size int)       { vfsutil.WrapChunkSize(f.File, size) }
+func (f *walFile) LockState() vfs.LockLevel { return vfsutil.WrapLockState(f.File) }
+
+var _ io.ReaderAt = (*walFile)(nil)

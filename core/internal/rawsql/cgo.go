@@ -1,0 +1,7 @@
+//go:build cgo && !js
+
+package rawsql
+
+import "github.com/agentfs-go/agentfs/core/internal/sqlite"
+
+const driverName = sqlite.DriverName

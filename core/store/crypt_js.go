@@ -1,0 +1,31 @@
+//go:build js
+
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+)
+
+// ErrNeedKey and friends exist in native builds; the WebAssembly build
+// keeps databases in memory and has no encryption at rest.
+var (
+	ErrNeedKey      = errors.New("the database is encrypted: open it with a native build of agentfs and its key")
+	ErrWrongKey     = errors.New("wrong key")
+	ErrNotEncrypted = errors.New("the database is not encrypted")
+)
+
+func Ciphers() []string { return nil }
+
+func (db *DB) setupCrypt(abs, dsn string) (string, error) {
+	if db.opts.Encryption != nil {
+		return "", errors.New("encryption at rest is not available in the WebAssembly build (its databases live in memory): serialize the database and encrypt it with a native build")
+	}
+	return dsn, nil
+}
+
+func (db *DB) connector(dsn string) (driver.Connector, error) { return openConnector(dsn) }
+
+func (db *DB) reserveCrypt(context.Context, *sql.Conn) error { return nil }

@@ -126,7 +126,8 @@ func (n *node) bytesArg(v goja.Value) []byte {
 		case goja.ArrayBuffer:
 			return x.Bytes()
 		}
-		if ab, ok := o.Get("buffer").Export().(goja.ArrayBuffer); ok {
+		if bv := o.Get("buffer"); bv == nil {
+		} else if ab, ok := bv.Export().(goja.ArrayBuffer); ok {
 			off := int(o.Get("byteOffset").ToInteger())
 			l := int(o.Get("byteLength").ToInteger())
 			b := ab.Bytes()
@@ -222,10 +223,11 @@ func (n *node) bindFS(fsObj *goja.Object) {
 		if fd, ok := v.Export().(int64); ok {
 			return n.buf(n.readFD(int(fd)))
 		}
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		data, err := n.readPath(p)
 		if err != nil {
-			n.fsError(err, "open", p)
+			n.fsError(err, "open", orig)
 		}
 		return n.buf(data)
 	})
@@ -239,16 +241,17 @@ func (n *node) bindFS(fsObj *goja.Object) {
 			n.writeFD(int(fd), data)
 			return goja.Undefined()
 		}
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		if dev, ok := commands.OpenDevice(p, n.c.Stdin, n.c.Stdout, n.c.Stderr); ok {
 			if _, err := dev.Write(data); err != nil {
-				n.fsError(err, "write", p)
+				n.fsError(err, "write", orig)
 			}
 			return goja.Undefined()
 		}
 		if flag == "w" {
 			if err := n.c.FS.WriteFile(p, data, vfs.WriteOptions{}); err != nil {
-				n.fsError(err, "open", p)
+				n.fsError(err, "open", orig)
 			}
 			return goja.Undefined()
 		}
@@ -258,19 +261,20 @@ func (n *node) bindFS(fsObj *goja.Object) {
 		}
 		f, err := n.c.FS.Open(p, fl, 0o666)
 		if err != nil {
-			n.fsError(err, "open", p)
+			n.fsError(err, "open", orig)
 		}
 		defer f.Close()
 		if _, err := f.Write(data); err != nil {
-			n.fsError(err, "write", p)
+			n.fsError(err, "write", orig)
 		}
 		if err := f.Close(); err != nil {
-			n.fsError(err, "close", p)
+			n.fsError(err, "close", orig)
 		}
 		return goja.Undefined()
 	})
 	set("stat", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		follow := call.Argument(1).ToBoolean()
 		if commands.IsDevice(p) {
 			return n.statObject(commands.DeviceStat(p))
@@ -299,7 +303,8 @@ func (n *node) bindFS(fsObj *goja.Object) {
 		if goja.IsUndefined(v) || goja.IsNull(v) {
 			return rt.ToValue(false)
 		}
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		if commands.IsDevice(p) {
 			return rt.ToValue(true)
 		}
@@ -307,10 +312,11 @@ func (n *node) bindFS(fsObj *goja.Object) {
 		return rt.ToValue(err == nil)
 	})
 	set("readdir", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		ents, err := n.c.FS.ReaddirPlus(p)
 		if err != nil {
-			n.fsError(err, "scandir", p)
+			n.fsError(err, "scandir", orig)
 		}
 		out := make([]any, 0, len(ents))
 		for _, e := range ents {
@@ -319,7 +325,8 @@ func (n *node) bindFS(fsObj *goja.Object) {
 		return rt.ToValue(out)
 	})
 	set("mkdir", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		recursive := call.Argument(1).ToBoolean()
 		mode := uint32(0o777)
 		if m := call.Argument(2); !goja.IsUndefined(m) {
@@ -327,7 +334,7 @@ func (n *node) bindFS(fsObj *goja.Object) {
 		}
 		if !recursive {
 			if err := n.c.FS.Mkdir(p, mode); err != nil {
-				n.fsError(err, "mkdir", p)
+				n.fsError(err, "mkdir", orig)
 			}
 			return goja.Undefined()
 		}
@@ -340,7 +347,7 @@ func (n *node) bindFS(fsObj *goja.Object) {
 			first = d
 		}
 		if err := n.c.FS.MkdirAll(p, mode); err != nil {
-			n.fsError(err, "mkdir", p)
+			n.fsError(err, "mkdir", orig)
 		}
 		if first == "" {
 			return goja.Undefined()
@@ -348,14 +355,15 @@ func (n *node) bindFS(fsObj *goja.Object) {
 		return rt.ToValue(first)
 	})
 	set("rm", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		recursive, force := call.Argument(1).ToBoolean(), call.Argument(2).ToBoolean()
 		st, err := n.c.FS.Lstat(p)
 		if err != nil {
 			if force && commands.Errno(err) == syscall.ENOENT {
 				return goja.Undefined()
 			}
-			n.fsError(err, "rm", p)
+			n.fsError(err, "rm", orig)
 		}
 		if st.IsDir() {
 			if !recursive {
@@ -368,12 +376,13 @@ func (n *node) bindFS(fsObj *goja.Object) {
 			err = n.c.FS.Unlink(p)
 		}
 		if err != nil {
-			n.fsError(err, "rm", p)
+			n.fsError(err, "rm", orig)
 		}
 		return goja.Undefined()
 	})
 	set("rmdir", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		var err error
 		if call.Argument(1).ToBoolean() {
 			err = n.c.FS.RemoveAll(p)
@@ -381,109 +390,121 @@ func (n *node) bindFS(fsObj *goja.Object) {
 			err = n.c.FS.Rmdir(p)
 		}
 		if err != nil {
-			n.fsError(err, "rmdir", p)
+			n.fsError(err, "rmdir", orig)
 		}
 		return goja.Undefined()
 	})
 	set("unlink", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		if err := n.c.FS.Unlink(p); err != nil {
-			n.fsError(err, "unlink", p)
+			n.fsError(err, "unlink", orig)
 		}
 		return goja.Undefined()
 	})
 	set("rename", func(call goja.FunctionCall) goja.Value {
-		a, b := n.abs(n.pathArg(call, 0)), n.abs(n.pathArg(call, 1))
+		origA, origB := n.pathArg(call, 0), n.pathArg(call, 1)
+		a, b := n.abs(origA), n.abs(origB)
 		if err := n.c.FS.Rename(a, b); err != nil {
-			n.fsError(err, "rename", a, b)
+			n.fsError(err, "rename", origA, origB)
 		}
 		return goja.Undefined()
 	})
 	set("copyFile", func(call goja.FunctionCall) goja.Value {
-		a, b := n.abs(n.pathArg(call, 0)), n.abs(n.pathArg(call, 1))
+		origA, origB := n.pathArg(call, 0), n.pathArg(call, 1)
+		a, b := n.abs(origA), n.abs(origB)
 		if call.Argument(2).ToInteger()&1 != 0 { // COPYFILE_EXCL
 			if _, err := n.c.FS.Lstat(b); err == nil {
-				n.fsError(syscall.EEXIST, "copyfile", a, b)
+				n.fsError(syscall.EEXIST, "copyfile", origA, origB)
 			}
 		}
 		if err := n.c.FS.CopyFile(a, b); err != nil {
-			n.fsError(err, "copyfile", a, b)
+			n.fsError(err, "copyfile", origA, origB)
 		}
 		return goja.Undefined()
 	})
 	set("symlink", func(call goja.FunctionCall) goja.Value {
-		target, p := call.Argument(0).String(), n.abs(n.pathArg(call, 1))
+		target, orig := call.Argument(0).String(), n.pathArg(call, 1)
+		p := n.abs(orig)
 		if err := n.c.FS.Symlink(target, p); err != nil {
-			n.fsError(err, "symlink", target, p)
+			n.fsError(err, "symlink", target, orig)
 		}
 		return goja.Undefined()
 	})
 	set("link", func(call goja.FunctionCall) goja.Value {
-		a, b := n.abs(n.pathArg(call, 0)), n.abs(n.pathArg(call, 1))
+		origA, origB := n.pathArg(call, 0), n.pathArg(call, 1)
+		a, b := n.abs(origA), n.abs(origB)
 		if err := n.c.FS.Link(a, b); err != nil {
-			n.fsError(err, "link", a, b)
+			n.fsError(err, "link", origA, origB)
 		}
 		return goja.Undefined()
 	})
 	set("readlink", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		t, err := n.c.FS.Readlink(p)
 		if err != nil {
-			n.fsError(err, "readlink", p)
+			n.fsError(err, "readlink", orig)
 		}
 		return rt.ToValue(t)
 	})
 	set("realpath", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		r, err := n.realpath(p, 0)
 		if err != nil {
-			n.fsError(err, "realpath", p)
+			n.fsError(err, "realpath", orig)
 		}
 		return rt.ToValue(r)
 	})
 	set("access", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		mode := call.Argument(1).ToInteger()
 		if commands.IsDevice(p) {
 			return goja.Undefined()
 		}
 		st, err := n.c.FS.Stat(p)
 		if err != nil {
-			n.fsError(err, "access", p)
+			n.fsError(err, "access", orig)
 		}
 		// The sandbox's policy is checked on use; here the mode bits
 		// answer, as for the owner.
 		perm := int64(st.Mode>>6) & 7
 		if mode&^perm&7 != 0 {
-			n.fsError(syscall.EACCES, "access", p)
+			n.fsError(syscall.EACCES, "access", orig)
 		}
 		return goja.Undefined()
 	})
 	set("chmod", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		if err := n.c.FS.Chmod(p, uint32(call.Argument(1).ToInteger())); err != nil {
-			n.fsError(err, "chmod", p)
+			n.fsError(err, "chmod", orig)
 		}
 		return goja.Undefined()
 	})
 	set("truncate", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		if err := n.c.FS.Truncate(p, call.Argument(1).ToInteger()); err != nil {
-			n.fsError(err, "open", p)
+			n.fsError(err, "open", orig)
 		}
 		return goja.Undefined()
 	})
 	set("utimes", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		at := time.UnixMilli(int64(call.Argument(1).ToFloat() * 1000))
 		mt := time.UnixMilli(int64(call.Argument(2).ToFloat() * 1000))
 		if err := n.c.FS.Utimens(p, &at, &mt, true); err != nil {
-			n.fsError(err, "utime", p)
+			n.fsError(err, "utime", orig)
 		}
 		return goja.Undefined()
 	})
 	set("open", func(call goja.FunctionCall) goja.Value {
-		p := n.abs(n.pathArg(call, 0))
+		orig := n.pathArg(call, 0)
+		p := n.abs(orig)
 		flag := "r"
 		if f := call.Argument(1); !goja.IsUndefined(f) && !goja.IsNull(f) {
 			flag = f.String()
@@ -503,12 +524,12 @@ func (n *node) bindFS(fsObj *goja.Object) {
 			var err error
 			f, err = n.c.FS.Open(p, fl, mode)
 			if err != nil {
-				n.fsError(err, "open", p)
+				n.fsError(err, "open", orig)
 			}
 		}
 		if len(n.files) >= 1024 {
 			f.Close()
-			n.fsError(syscall.EMFILE, "open", p)
+			n.fsError(syscall.EMFILE, "open", orig)
 		}
 		fd := n.nextFD
 		n.nextFD++

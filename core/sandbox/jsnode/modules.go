@@ -194,7 +194,9 @@ func (n *node) resolvePackage(pkgDir, sub string) (string, bool) {
 			}
 			t, ok := resolveExports(exp, s)
 			if !ok {
-				return "", false
+				e := n.rt.NewGoError(fmt.Errorf("Package subpath '%s' is not defined by \"exports\" in %s/package.json", s, pkgDir))
+				e.Set("code", "ERR_PACKAGE_PATH_NOT_EXPORTED")
+				panic(e)
 			}
 			r, err := n.resolveFile(path.Join(pkgDir, t))
 			return r, err == nil
@@ -428,12 +430,21 @@ func (n *node) packageType(dir string) string {
 var esbuildTarget = api.ES2017
 
 func (n *node) esbuild(file, code string, loader api.Loader, format api.Format) (string, error) {
+	// esbuild marks a ".mjs"/".mts" importer as "node mode", whose
+	// default import of a CommonJS module is module.exports even when
+	// the module is an ES module that esbuild itself turned into
+	// CommonJS (it carries __esModule). Every file here is converted
+	// the same way, so the neutral name keeps the default export.
+	src := strings.TrimSuffix(strings.TrimSuffix(file, ".mjs"), ".mts")
+	if src != file {
+		src += ".js"
+	}
 	res := api.Transform(code, api.TransformOptions{
 		Loader:     loader,
 		Format:     format,
 		Target:     esbuildTarget,
-		Platform:   api.PlatformNode,
-		Sourcefile: file,
+		Platform:   api.PlatformNeutral,
+		Sourcefile: src,
 		Define: map[string]string{
 			"import.meta.url":      "__importMetaUrl",
 			"import.meta.filename": "__filename",
@@ -444,7 +455,7 @@ func (n *node) esbuild(file, code string, loader api.Loader, format api.Format) 
 			"async-await": true, "generator": true, "arrow": true, "class": true,
 			"const-and-let": true, "destructuring": true, "template-literal": true,
 			"for-of": true, "exponent-operator": true, "object-rest-spread": true, "bigint": true,
-			"dynamic-import": false,
+			"dynamic-import": false, "top-level-await": true,
 		},
 		LogLevel: api.LogLevelSilent,
 	})

@@ -14,6 +14,8 @@ package jsnode
 
 import (
 	"context"
+	"os"
+	"runtime/debug"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -291,7 +293,7 @@ func (n *node) main() int {
 // then process.exitCode).
 func (n *node) runMain() int {
 	for _, p := range n.opts.preload {
-		if st := n.guard(func() { n.requireFrom(p, n.cwd+"/[preload]") }); st >= 0 {
+		if st := n.task(func() { n.requireFrom(p, n.cwd+"/[preload]") }); st >= 0 {
 			return st
 		}
 	}
@@ -306,7 +308,7 @@ func (n *node) runMain() int {
 			n.c.Errorf("stdin: %v", err)
 			return 1
 		}
-		if st := n.guard(func() { n.runSource("[stdin]", n.cwd, string(data), false) }); st >= 0 {
+		if st := n.task(func() { n.runSource("[stdin]", n.cwd, string(data), false) }); st >= 0 {
 			return st
 		}
 		return n.loop()
@@ -329,7 +331,7 @@ func (n *node) runMain() int {
 		}
 		return 0
 	}
-	if st := n.guard(func() { n.loadMain(resolved) }); st >= 0 {
+	if st := n.task(func() { n.loadMain(resolved) }); st >= 0 {
 		return st
 	}
 	return n.loop()
@@ -338,7 +340,7 @@ func (n *node) runMain() int {
 func (n *node) runEval(code string, print bool) int {
 	n.setArgv("")
 	var result goja.Value
-	if st := n.guard(func() { result = n.runSource("[eval]", n.cwd, code, print) }); st >= 0 {
+	if st := n.task(func() { result = n.runSource("[eval]", n.cwd, code, print) }); st >= 0 {
 		return st
 	}
 	if print {
@@ -416,7 +418,10 @@ func (n *node) failure(r any) int {
 	if errors.Is(err, commands.ErrStop) || commands.IsWriteStop(err) {
 		return n.cancelStatus()
 	}
-	fmt.Fprintf(n.c.Stderr, "%v\n", err)
+	fmt.Fprintf(n.c.Stderr, "node: %v\n", err)
+	if os.Getenv("AGENTFS_NODE_DEBUG") != "" {
+		fmt.Fprintf(n.c.Stderr, "%s\n", debug.Stack())
+	}
 	return 1
 }
 
@@ -491,6 +496,15 @@ func (n *node) drainTicks() {
 	if _, err := n.runTask(goja.Undefined(), goja.Undefined()); err != nil {
 		panic(err)
 	}
+}
+
+// task runs Go code that calls into JavaScript as one task of the event
+// loop: nextTick callbacks and promise jobs run after it, in Node's order.
+func (n *node) task(f func()) int {
+	return n.call(n.rt.ToValue(func(goja.FunctionCall) goja.Value {
+		f()
+		return goja.Undefined()
+	}))
 }
 
 // call runs one task of the event loop: fn, then the nextTick queue and

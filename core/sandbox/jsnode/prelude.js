@@ -764,6 +764,26 @@
   bproto.includes = function (v, from, enc) { return this.indexOf(v, from, enc) !== -1; };
   bproto.toLocaleString = bproto.toString;
   bproto.inspect = function () { return inspect(this); };
+  // latin1 (binary) and ascii, which goja_nodejs's Buffer lacks.
+  const byteEnc = (e) => { e = typeof e === 'string' ? e.toLowerCase() : e; return e === 'latin1' || e === 'binary' ? 'latin1' : e === 'ascii' ? 'ascii' : null; };
+  const bToString = bproto.toString;
+  bproto.toString = function (enc, start, end) {
+    const be = byteEnc(enc);
+    if (!be) return bToString.call(this, enc, start, end);
+    const u = Uint8Array.prototype.subarray.call(this, start || 0, end === undefined ? this.length : end);
+    let s = '';
+    for (let i = 0; i < u.length; i += 8192) s += String.fromCharCode.apply(null, Array.from(u.subarray(i, i + 8192), be === 'ascii' ? (x) => x & 0x7f : (x) => x));
+    return s;
+  };
+  const bFrom = B.from;
+  B.from = function (v, enc, len) {
+    if (typeof v === 'string' && byteEnc(enc)) {
+      const u = new Uint8Array(v.length);
+      for (let i = 0; i < v.length; i++) u[i] = v.charCodeAt(i) & 0xff;
+      return bFrom.call(B, u.buffer, 0, u.length);
+    }
+    return bFrom.call(B, v, enc, len);
+  };
   G.atob = (s) => B.from(String(s), 'base64').toString('latin1');
   G.btoa = (s) => B.from(String(s), 'latin1').toString('base64');
   builtins.buffer = { Buffer: B, constants: { MAX_LENGTH: 2 ** 32 }, kMaxLength: 2 ** 32, atob: G.atob, btoa: G.btoa };

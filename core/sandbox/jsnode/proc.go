@@ -45,7 +45,9 @@ func (n *node) spawnOptions(v goja.Value) spawnOpts {
 	if in := obj.Get("input"); in != nil && !goja.IsUndefined(in) && !goja.IsNull(in) {
 		o.Input = n.bytesArg(in)
 	}
-	o.Inherit = obj.Get("inherit").ToBoolean()
+	if v := obj.Get("inherit"); v != nil {
+		o.Inherit = v.ToBoolean()
+	}
 	return o
 }
 
@@ -99,8 +101,7 @@ func (n *node) bindProc() {
 			panic(n.typeError("ERR_INVALID_ARG_TYPE", "The \"command\" argument must be of type string"))
 		}
 		o := n.spawnOptions(call.Argument(1))
-		onData, _ := goja.AssertFunction(call.Argument(2))
-		onExit, _ := goja.AssertFunction(call.Argument(3))
+		onData, onExit := call.Argument(2), call.Argument(3)
 		inv := n.invocation(args, o)
 		in := newPipe()
 		if o.Input != nil {
@@ -119,9 +120,7 @@ func (n *node) bindProc() {
 				}
 				b := append([]byte(nil), p...)
 				n.postData(func() {
-					if onData != nil {
-						n.callFn(onData, rt.ToValue(fd), n.buf(b))
-					}
+					n.callFn(onData, rt.ToValue(fd), n.buf(b))
 				})
 				return len(p), nil
 			})
@@ -131,9 +130,7 @@ func (n *node) bindProc() {
 			status := n.c.Exec(ctx, inv)
 			cancel()
 			n.postDone(func() {
-				if onExit != nil {
-					n.callFn(onExit, rt.ToValue(status))
-				}
+				n.callFn(onExit, rt.ToValue(status))
 			})
 		})
 		h := rt.NewObject()
@@ -154,7 +151,7 @@ func (n *node) bindProc() {
 		if b := call.Argument(3); !goja.IsUndefined(b) && !goja.IsNull(b) {
 			body = append([]byte(nil), n.bytesArg(b)...)
 		}
-		cb, _ := goja.AssertFunction(call.Argument(4))
+		cb := call.Argument(4)
 		n.startAsync(func() {
 			res, err := n.doFetch(method, rawURL, hdrs, body)
 			n.postDone(func() {
@@ -178,8 +175,8 @@ func (n *node) bindProc() {
 
 // callFn calls a JavaScript function from a posted result; errors
 // propagate to the loop's guard.
-func (n *node) callFn(fn goja.Callable, args ...goja.Value) {
-	if _, err := n.runTask(goja.Undefined(), append([]goja.Value{n.rt.ToValue(fn)}, args...)...); err != nil {
+func (n *node) callFn(fn goja.Value, args ...goja.Value) {
+	if _, err := n.runTask(goja.Undefined(), append([]goja.Value{fn}, args...)...); err != nil {
 		panic(err)
 	}
 }

@@ -154,6 +154,10 @@ func (n *node) resolveFrom(spec, parent string) string {
 		if r, err := n.resolveFile(p); err == nil {
 			return r
 		}
+		if _, err := n.c.FS.Stat(p); err != nil && errors.Is(err, syscall.EACCES) {
+			// Refused by the sandbox's policy: say so, as a read would.
+			n.fsError(err, "open", spec)
+		}
 		n.notFound(spec, parent)
 	}
 	// A package: node_modules of every ancestor directory.

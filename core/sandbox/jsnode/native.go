@@ -247,4 +247,3 @@ const (
 	errExit   = jsErr("process.exit")
 	errDigest = jsErr("Digest method not supported")
 )
-

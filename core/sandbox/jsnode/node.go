@@ -14,12 +14,12 @@ package jsnode
 
 import (
 	"context"
-	"os"
-	"runtime/debug"
 	_ "embed"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"path"
 	"sort"
@@ -345,7 +345,8 @@ func (n *node) runEval(code string, print bool) int {
 	}
 	if print {
 		if st := n.guard(func() {
-			insp, _ := goja.AssertFunction(n.builtins["util"].ToObject(n.rt).Get("inspect"))
+			// As console.log prints it: strings raw, the rest inspected.
+			insp, _ := goja.AssertFunction(n.builtins["util"].ToObject(n.rt).Get("format"))
 			s, err := insp(goja.Undefined(), result)
 			if err != nil {
 				panic(err)
@@ -740,5 +741,3 @@ func (n *node) write(fd int, data []byte) {
 		panic(n.rt.NewGoError(err))
 	}
 }
-
-

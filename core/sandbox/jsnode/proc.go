@@ -348,5 +348,3 @@ func (n *node) doFetch(method, rawURL string, hdrs [][]string, body []byte) (*fe
 		return res, nil
 	}
 }
-
-

@@ -14,12 +14,25 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
 	"github.com/dop251/goja_nodejs/url"
 )
 
 var startTime = time.Now()
+
+// maxSingleAlloc bounds one buffer, typed array or string built at once
+// when the run has no memory budget of its own.
+const maxSingleAlloc = 1 << 30
+
+func init() {
+	// A backtracking regular expression (goja uses regexp2 for those Go's
+	// regexp cannot run) does not see goja's interrupt: bound every match
+	// so that the sandbox's wall time takes effect after it. A match cut
+	// short reports no match.
+	regexp2.DefaultMatchTimeout = 5 * time.Second
+}
 
 // setupBuffer installs goja_nodejs's Buffer (a Uint8Array subclass with
 // the encodings) and URL/URLSearchParams as globals; the prelude adds the
@@ -206,6 +219,13 @@ func (n *node) bindNative() {
 		return n.buf([]byte(call.Argument(0).String()))
 	})
 	nat.Set("basename", func(call goja.FunctionCall) goja.Value { return rt.ToValue(path.Base(call.Argument(0).String())) })
+	nat.Set("maxAlloc", func(goja.FunctionCall) goja.Value {
+		limit := int64(maxSingleAlloc)
+		if m := n.c.Mem.Max(); m > 0 {
+			limit = min(limit, m-n.c.Mem.Used())
+		}
+		return rt.ToValue(limit)
+	})
 	nat.Set("promiseState", func(call goja.FunctionCall) goja.Value {
 		p, ok := call.Argument(0).Export().(*goja.Promise)
 		if !ok {

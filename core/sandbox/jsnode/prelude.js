@@ -5,6 +5,74 @@
   'use strict';
   const builtins = {};
 
+  // One allocation larger than the run's memory budget is refused as
+  // Node refuses one larger than its heap (a RangeError the script may
+  // catch): the interpreter would otherwise allocate it whole before the
+  // sandbox's heap guard could see it.
+  const checkAlloc = (bytes, what) => {
+    if (bytes > N.maxAlloc()) throw new RangeError(what || 'Array buffer allocation failed');
+  };
+  // A wrapping constructor (goja's instanceof rejects a Proxy of one):
+  // the same prototype object, so instanceof, subclassing and species
+  // behave as with the original.
+  const origConstruct = Reflect.construct;
+  const guardCtor = (C, per) => {
+    const W = { [C.name]: function (...args) {
+      if (new.target === undefined) throw new TypeError(`Constructor ${C.name} requires 'new'`);
+      if (typeof args[0] === 'number') checkAlloc(args[0] * per);
+      return origConstruct(C, args, new.target === W ? C : new.target);
+    } }[C.name];
+    Object.setPrototypeOf(W, Object.getPrototypeOf(C));
+    for (const k of Reflect.ownKeys(C)) {
+      if (k === 'prototype' || k === 'length' || k === 'name') continue;
+      Object.defineProperty(W, k, Object.getOwnPropertyDescriptor(C, k));
+    }
+    Object.defineProperty(W, 'prototype', { value: C.prototype });
+    Object.defineProperty(C.prototype, 'constructor', { value: W, writable: true, configurable: true });
+    return W;
+  };
+  G.ArrayBuffer = guardCtor(ArrayBuffer, 1);
+  if (typeof SharedArrayBuffer === 'function') G.SharedArrayBuffer = guardCtor(SharedArrayBuffer, 1);
+  for (const name of ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array']) {
+    if (typeof G[name] === 'function') G[name] = guardCtor(G[name], G[name].BYTES_PER_ELEMENT);
+  }
+  // goja runs Array methods as Go loops that its interrupt does not
+  // reach: over a sparse array of length 1e9 (cheap to make) "fill" or
+  // "join" would run, and grow, past every limit. An array-like longer
+  // than could be dense within the budget is refused before the loop.
+  const maxLen = () => Math.max(N.maxAlloc() / 8, 1 << 16);
+  const lenGuard = (obj, name) => {
+    const orig = obj[name];
+    if (typeof orig !== 'function') return;
+    Object.defineProperty(obj, name, {
+      value: { [name](...a) { if (this != null && this.length > maxLen()) throw new RangeError('Invalid array length'); return orig.apply(this, a); } }[name],
+      writable: true, configurable: true,
+    });
+  };
+  for (const m of ['fill', 'join', 'toString', 'toLocaleString', 'map', 'forEach', 'filter', 'reduce', 'reduceRight', 'indexOf',
+    'lastIndexOf', 'includes', 'reverse', 'sort', 'slice', 'splice', 'copyWithin', 'every', 'some', 'find', 'findIndex', 'findLast',
+    'findLastIndex', 'flat', 'flatMap', 'concat', 'shift', 'unshift', 'toReversed', 'toSorted', 'toSpliced', 'with']) lenGuard(Array.prototype, m);
+  const arrFrom = Array.from;
+  Array.from = function from(src, ...a) { if (src != null && src.length > maxLen()) throw new RangeError('Invalid array length'); return arrFrom.call(this, src, ...a); };
+  const fnApply = Function.prototype.apply;
+  const guardArgs = (args) => { if (args != null && args.length > maxLen()) throw new RangeError('Maximum call stack size exceeded'); };
+  Object.defineProperty(Function.prototype, 'apply', {
+    value: function apply(self, args) { guardArgs(args); return fnApply.call(this, self, args); }, writable: true, configurable: true,
+  });
+  const rApply = Reflect.apply, rConstruct = Reflect.construct;
+  Reflect.apply = (f, self, args) => { guardArgs(args); return rApply(f, self, args); };
+  Reflect.construct = (f, args, nt) => { guardArgs(args); return nt === undefined ? rConstruct(f, args) : rConstruct(f, args, nt); };
+  const strGuard = (name, size) => {
+    const orig = String.prototype[name];
+    Object.defineProperty(String.prototype, name, {
+      value: { [name](...a) { checkAlloc(size(String(this), a) * 2, 'Invalid string length'); return orig.apply(this, a); } }[name],
+      writable: true, configurable: true,
+    });
+  };
+  strGuard('repeat', (s, a) => s.length * (Number(a[0]) || 0));
+  strGuard('padStart', (s, a) => Number(a[0]) || 0);
+  strGuard('padEnd', (s, a) => Number(a[0]) || 0);
+
   // ---------------------------------------------------------------- util
   const kObject = 0, kArray = 1;
   const idRe = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -731,6 +799,8 @@
   B.isBuffer = (b) => b instanceof B;
   B.isEncoding = (e) => ['utf8', 'utf-8', 'hex', 'base64', 'base64url', 'ascii', 'latin1', 'binary', 'ucs2', 'utf16le'].includes(String(e).toLowerCase());
   B.byteLength = (s, enc) => (typeof s === 'string' ? B.from(s, enc).length : s.byteLength);
+  const bAlloc = B.alloc;
+  B.alloc = function (n, fill, enc) { if (typeof n === 'number') checkAlloc(n); return bAlloc.call(B, n, fill, enc); };
   B.allocUnsafe = B.allocUnsafeSlow = (n) => B.alloc(n);
   B.compare = (a, b) => a.compare(b);
   const bproto = B.prototype;

@@ -19,7 +19,9 @@ run_suite() {
     wasm-go) go tool task test-wasm-go ;;
     # The sandbox's node against the host's Node 20 (required when
     # AGENTFS_REQUIRE_COMPAT=1), without the race detector's slowdown.
-    node) (cd core && go vet ./sandbox/jsnode && go test -count=1 ./sandbox/jsnode) ;;
+    # A second run under GOOS=js checks that node works in the wasm build.
+    node) (cd core && go vet ./sandbox/jsnode && go test -count=1 ./sandbox/jsnode &&
+      PATH="$PATH:$(go env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm go test -count=1 -run 'TestNode_EvalPrintArgs|TestNode_TypeScript' ./sandbox/jsnode) ;;
     python) go tool task test-python ;;
     ts) go tool task test-ts ;;
     rust) go tool task test-rust ;;

@@ -185,6 +185,7 @@ type node struct {
 
 	files  map[int]*openFile
 	nextFD int
+	pipes  []*pipe // stdin of spawned children
 	wg     sync.WaitGroup
 	// cancel stops what the script started in other goroutines.
 	cancel context.CancelFunc
@@ -239,6 +240,9 @@ func (n *node) close() {
 		close(n.stop)
 	}
 	n.cancel()
+	for _, p := range n.pipes {
+		p.close()
+	}
 	for fd, f := range n.files {
 		f.f.Close()
 		delete(n.files, fd)

@@ -76,6 +76,9 @@ func TestNode_ExitCodes(t *testing.T) {
 		`node -e 'Promise.reject(new Error("r"))'`:                                    1,
 		`node missing.js`: 1,
 		`node -e 'console.log(1); process.kill(process.pid)'; echo after $?`: 0,
+		// A child still waiting for its stdin does not keep the command
+		// alive after process.exit.
+		`node -e 'require("child_process").spawn("cat"); setTimeout(() => process.exit(4), 5)'`: 4,
 	}
 	for script, want := range cases {
 		res := e.run("/", script)
@@ -251,5 +254,24 @@ func TestNode_Audited(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no exec record of the node run in %+v", calls)
+	}
+}
+
+func TestNode_ModulesMore(t *testing.T) {
+	e := newEnv(t, sandboxOpts())
+	e.write(map[string]string{
+		"/m/conf.json":                     `{"name":"conf","list":[1,2]}`,
+		"/m/main.mjs":                      "import conf from './conf.json' with { type: 'json' };\nimport legacy from './legacy.cjs';\nimport { sub } from 'pat/feature/x';\nconsole.log(conf.name, conf.list.length, legacy.kind, sub);\n",
+		"/m/legacy.cjs":                    "module.exports = { kind: 'cjs' };\n",
+		"/m/node_modules/pat/package.json": `{"name":"pat","exports":{"./feature/*":"./lib/*.js"}}`,
+		"/m/node_modules/pat/lib/x.js":     "exports.sub = 'pattern';\n",
+		"/m/pre.js":                        "globalThis.PRELOADED = 'yes';\n",
+		"/m/uses-pre.js":                   "console.log(PRELOADED);\n",
+		"/m/node_modules/pat/lib/y.js":     "exports.sub = 'other';\n",
+		"/m/node_modules/.bin/ignored":     "",
+	})
+	out := e.mustRun("/m", "node main.mjs; node -r ./pre.js uses-pre.js; node -c main.mjs && echo syntax-ok")
+	if out != lines("conf 2 cjs pattern", "yes", "syntax-ok") {
+		t.Fatalf("got %q", out)
 	}
 }

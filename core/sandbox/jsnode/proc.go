@@ -104,6 +104,9 @@ func (n *node) bindProc() {
 		onData, onExit := call.Argument(2), call.Argument(3)
 		inv := n.invocation(args, o)
 		in := newPipe()
+		// Closed when the script ends, so that a child still reading
+		// its stdin sees EOF and close() does not wait for it forever.
+		n.pipes = append(n.pipes, in)
 		if o.Input != nil {
 			in.write(o.Input)
 			in.close()

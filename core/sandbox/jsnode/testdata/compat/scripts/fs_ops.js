@@ -27,8 +27,10 @@ const fsp = require('fs/promises');
   await fsp.rm('w/a', { recursive: true });
   await fsp.rm('w/none', { force: true });
   console.log(fs.readdirSync('w').sort());
-  fs.access('w/moved.txt', fs.constants.R_OK, (err) => console.log('access', err));
-  const ws = fs.createWriteStream('w/stream.txt');
-  ws.write('x1\n'); ws.write('x2\n');
-  ws.end(() => console.log('stream', JSON.stringify(fs.readFileSync('w/stream.txt', 'utf8'))));
+  fs.access('w/moved.txt', fs.constants.R_OK, (err) => {
+    console.log('access', err);
+    const ws = fs.createWriteStream('w/stream.txt');
+    ws.write('x1\n'); ws.write('x2\n');
+    ws.end(() => console.log('stream', JSON.stringify(fs.readFileSync('w/stream.txt', 'utf8'))));
+  });
 })();

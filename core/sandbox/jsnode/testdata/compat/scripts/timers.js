@@ -10,10 +10,14 @@ Promise.resolve().then(() => log.push('p1')).then(() => log.push('p2'));
 process.nextTick(() => log.push('tick1'));
 queueMicrotask(() => log.push('micro'));
 process.nextTick(() => { log.push('tick2'); Promise.resolve().then(() => log.push('p-from-tick')); });
-let n = 0;
-const iv = setInterval(() => { log.push('iv' + ++n); if (n === 3) clearInterval(iv); }, 40);
+// Each step starts from the previous one's callback, so that a loaded
+// machine (timers firing late together) keeps the same order.
 setTimeout(() => {
-  setImmediate(() => log.push('imm-in-timer'));
+  setImmediate(() => {
+    log.push('imm-in-timer');
+    let n = 0;
+    const iv = setInterval(() => { log.push('iv' + ++n); if (n === 3) clearInterval(iv); }, 5);
+  });
   process.nextTick(() => log.push('tick-in-timer'));
 }, 50);
 log.push('sync');

@@ -31,6 +31,7 @@ var compatCases = []compatCase{
 	{script: "exit_code.js"},
 	{script: "exit_throw.js"},
 	{script: "exit_reject.js"},
+	{script: "handlers.js"},
 	{script: "buffers.js"},
 	{script: "paths.js"},
 	{script: "fs_errors.js"},

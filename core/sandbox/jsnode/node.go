@@ -418,6 +418,10 @@ func (n *node) failure(r any) int {
 	}
 	var ex *goja.Exception
 	if errors.As(err, &ex) {
+		if n.listeners("uncaughtException") {
+			// The script handles it: the loop goes on, as in Node.
+			return n.guard(func() { n.emit("uncaughtException", ex.Value(), n.rt.ToValue("uncaughtException")) })
+		}
 		return n.uncaught(ex.Value())
 	}
 	if errors.Is(err, commands.ErrStop) || commands.IsWriteStop(err) {
@@ -490,10 +494,39 @@ func (n *node) checkRejections() int {
 		if v, ok := n.rejections[p]; ok {
 			n.rejections = map[*goja.Promise]goja.Value{}
 			n.rejOrder = nil
+			if n.listeners("unhandledRejection") {
+				return n.guard(func() { n.emit("unhandledRejection", v, n.rt.ToValue(p)) })
+			}
 			return n.uncaught(v)
 		}
 	}
 	return -1
+}
+
+// listeners reports whether process has listeners for event.
+func (n *node) listeners(event string) bool {
+	proc := n.builtins["process"].ToObject(n.rt)
+	lc, ok := goja.AssertFunction(proc.Get("listenerCount"))
+	if !ok {
+		return false
+	}
+	v, err := lc(proc, n.rt.ToValue(event))
+	return err == nil && v.ToInteger() > 0
+}
+
+// emit calls process.emit(event, args...) as a task.
+func (n *node) emit(event string, args ...goja.Value) {
+	proc := n.builtins["process"].ToObject(n.rt)
+	em, _ := goja.AssertFunction(proc.Get("emit"))
+	f := n.rt.ToValue(func(goja.FunctionCall) goja.Value {
+		if _, err := em(proc, append([]goja.Value{n.rt.ToValue(event)}, args...)...); err != nil {
+			panic(err)
+		}
+		return goja.Undefined()
+	})
+	if _, err := n.runTask(goja.Undefined(), f); err != nil {
+		panic(err)
+	}
 }
 
 // drainTicks runs process.nextTick callbacks queued outside a task.

@@ -111,9 +111,13 @@ t("generic", () => Array.prototype.fill.call({ length: 1e9 }, 0));
 t("from", () => Array.from({ length: 1e9 }));
 t("apply", () => Math.max.apply(null, { length: 1e9 }));
 t("shift", () => a.shift());
+const big = "x".repeat(4e6);
+t("split-chars", () => big.split(""));
+t("from-string", () => Array.from(big));
+t("split-lines", () => big.split("\\n").length);
 t("small", () => [3, 1, 2].sort().map((x) => x * 2).join());
 '`)
-	if out != lines("fill RangeError", "join RangeError", "map RangeError", "generic RangeError", "from RangeError", "apply RangeError", "shift RangeError", "small ran") {
+	if out != lines("fill RangeError", "join RangeError", "map RangeError", "generic RangeError", "from RangeError", "apply RangeError", "shift RangeError", "split-chars RangeError", "from-string RangeError", "split-lines ran", "small ran") {
 		t.Fatalf("bulk operations:\n%s", out)
 	}
 }

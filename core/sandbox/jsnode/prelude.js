@@ -40,7 +40,7 @@
   // reach: over a sparse array of length 1e9 (cheap to make) "fill" or
   // "join" would run, and grow, past every limit. An array-like longer
   // than could be dense within the budget is refused before the loop.
-  const maxLen = () => Math.max(N.maxAlloc() / 8, 1 << 16);
+  const maxLen = () => Math.max(N.maxAlloc() / 16, 1 << 16);
   const lenGuard = (obj, name) => {
     const orig = obj[name];
     if (typeof orig !== 'function') return;
@@ -52,8 +52,21 @@
   for (const m of ['fill', 'join', 'toString', 'toLocaleString', 'map', 'forEach', 'filter', 'reduce', 'reduceRight', 'indexOf',
     'lastIndexOf', 'includes', 'reverse', 'sort', 'slice', 'splice', 'copyWithin', 'every', 'some', 'find', 'findIndex', 'findLast',
     'findLastIndex', 'flat', 'flatMap', 'concat', 'shift', 'unshift', 'toReversed', 'toSorted', 'toSpliced', 'with']) lenGuard(Array.prototype, m);
+  // A string becomes one value per character (about 48 bytes each).
+  const strLenGuard = (str) => { if (str.length * 48 > N.maxAlloc()) throw new RangeError('Invalid array length'); };
   const arrFrom = Array.from;
-  Array.from = function from(src, ...a) { if (src != null && src.length > maxLen()) throw new RangeError('Invalid array length'); return arrFrom.call(this, src, ...a); };
+  Array.from = function from(src, ...a) {
+    if (typeof src === 'string') strLenGuard(src);
+    else if (src != null && src.length > maxLen()) throw new RangeError('Invalid array length');
+    return arrFrom.call(this, src, ...a);
+  };
+  const strSplit = String.prototype.split;
+  Object.defineProperty(String.prototype, 'split', {
+    value: function split(sep, limit) {
+      if (sep === '' && limit === undefined) strLenGuard(String(this));
+      return strSplit.call(this, sep, limit);
+    }, writable: true, configurable: true,
+  });
   const fnApply = Function.prototype.apply;
   const guardArgs = (args) => { if (args != null && args.length > maxLen()) throw new RangeError('Maximum call stack size exceeded'); };
   Object.defineProperty(Function.prototype, 'apply', {

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser go:nocgo crypt"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser go:nocgo crypt node"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -32,6 +32,11 @@ run_suite() {
     gofmt) ./scripts/check-gofmt.sh ;;
     crypt) ./tests/crypt/run.sh ;;
     wasm-go) go tool task test-wasm-go ;;
+    # The sandbox's node against the host's Node 20 (required when
+    # AGENTFS_REQUIRE_COMPAT=1), without the race detector's slowdown.
+    # A second run under GOOS=js checks that node works in the wasm build.
+    node) (cd core && go vet ./sandbox/jsnode && go test -count=1 ./sandbox/jsnode &&
+      PATH="$PATH:$(go env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm go test -count=1 -run 'TestNode_EvalPrintArgs|TestNode_TypeScript' ./sandbox/jsnode) ;;
     python) go tool task test-python ;;
     ts) go tool task test-ts ;;
     browser) go tool task test-browser ;;

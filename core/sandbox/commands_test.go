@@ -18,6 +18,8 @@ var commandCases = []struct {
 	// curl without a network rule: denied (the network tests are in net_test.go).
 	{"curl", "curl -sS http://example.com/; echo rc=$?", "rc=7\n", 0},
 	{"curl", "curl; echo rc=$?", "rc=2\n", 0},
+	// node: JavaScript in the engine (its own tests are in jsnode/).
+	{"node", "node -e 'console.log(require(\"fs\").readFileSync(\"a.txt\", \"utf8\").split(\"\\n\")[0])'", "apple\n", 0},
 	{"cat", "cat -n b.txt", "     1\tline one\n     2\tline two\n     3\tline three\n", 0},
 	{"cat", "cat -s <<< $'a\\n\\n\\n\\nb'", "a\n\nb\n", 0},
 	{"cat", "cat nope a.txt | head -1", "apple\n", 0},

@@ -185,6 +185,21 @@ func dialer(allowPrivate bool) *net.Dialer {
 	}
 }
 
+// Transport is the HTTP transport of one request the rule allowed: no
+// proxy, no kept connection, and a dialer that refuses private addresses
+// unless the rule allows them. curl and node's fetch both use it.
+func (r *NetRule) Transport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer(r.AllowPrivate).DialContext,
+		DisableKeepAlives:     true,
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:   30 * time.Second,
+		ResponseHeaderTimeout: 0,
+		ForceAttemptHTTP2:     true,
+	}
+}
+
 type curlOpts struct {
 	silent, showErr, fail, follow, include, head, get bool
 	method, output, writeOut, user                    string
@@ -539,15 +554,7 @@ func runCurl(c *Cmd) int {
 			}
 			req.Header.Set(k, v)
 		}
-		tr := &http.Transport{
-			Proxy:                 nil,
-			DialContext:           dialer(rule.AllowPrivate).DialContext,
-			DisableKeepAlives:     true,
-			TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
-			TLSHandshakeTimeout:   30 * time.Second,
-			ResponseHeaderTimeout: 0,
-			ForceAttemptHTTP2:     true,
-		}
+		tr := rule.Transport()
 		client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		resp, err = client.Do(req)
 		if err != nil {

@@ -1,0 +1,8 @@
+#!/bin/sh
+# The sandbox's node against the host's node: "node -e 'console.log(1)'"
+# (a fresh JavaScript runtime per run in the sandbox, a fresh process on
+# the host) and a JSON transform over 1,000 files (agent filesystem vs a
+# host directory). Usage: bench/node.sh [benchtime, default 3s]
+set -e
+cd "$(dirname "$0")/../core"
+go test -run '^$' -bench 'BenchmarkNode_' -benchtime "${1:-3s}" -benchmem ./sandbox/jsnode

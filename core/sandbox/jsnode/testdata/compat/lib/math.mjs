@@ -1,0 +1,3 @@
+export const add = (a, b) => a + b;
+export function mul(a, b) { return a * b; }
+export default { name: 'math' };

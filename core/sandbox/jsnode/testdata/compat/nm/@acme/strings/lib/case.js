@@ -1,0 +1,2 @@
+exports.upper = (s) => s.toUpperCase();
+exports.lower = (s) => s.toLowerCase();

@@ -1,0 +1,4 @@
+const inner = require('inner');
+const { upper } = require('./case');
+exports.shout = (s) => upper(s) + inner.bang;
+exports.loadedFrom = 'index';

@@ -1,0 +1,2 @@
+export const greet = (n) => `hello, ${n}`;
+export default function twice(x) { return x * 2; }

@@ -1,0 +1,10 @@
+const a = Buffer.from('héllo wörld');
+const b = Buffer.from('68656c6c6f', 'hex');
+console.log(a.length, a.toString('hex'), a.toString('base64'), b.toString());
+console.log(Buffer.concat([b, Buffer.from(' '), Buffer.from('there')]).toString('utf8'));
+console.log(a.slice(0, 5).toString(), Buffer.isBuffer(a), Buffer.isBuffer('x'), Buffer.byteLength('héllo'));
+console.log(b, Buffer.alloc(3, 1), JSON.stringify(Buffer.from('hi')));
+console.log(Buffer.from('aGVsbG8=', 'base64').toString(), b.equals(Buffer.from('hello')), Buffer.compare(a, b));
+const c = Buffer.alloc(4); c.writeUInt32BE(0xdeadbeef); console.log(c.toString('hex'), c.readUInt16LE(0));
+console.log(a.indexOf('w'), a.includes('llo'), new TextDecoder().decode(new TextEncoder().encode('✓ ok')));
+console.log(btoa('hi'), atob('aGk='));

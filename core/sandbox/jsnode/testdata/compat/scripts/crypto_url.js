@@ -1,0 +1,11 @@
+const crypto = require('crypto');
+console.log(crypto.createHash('sha256').update('abc').digest('hex'));
+console.log(crypto.createHash('md5').update('a').update('bc').digest('base64'));
+console.log(crypto.createHash('sha1').update(Buffer.from('x')).digest('hex'));
+console.log(crypto.randomBytes(8).length, /^[0-9a-f-]{36}$/.test(crypto.randomUUID()));
+const u = new URL('https://user@example.com:8080/p/a/t/h?query=string&a=1#hash');
+console.log(u.hostname, u.port, u.pathname, u.search, u.hash, u.searchParams.get('a'));
+const sp = new URLSearchParams({ q: 'x y', n: '1' }); sp.append('n', '2');
+console.log(sp.toString(), sp.getAll('n'));
+const os = require('os');
+console.log(os.EOL === '\n', typeof os.tmpdir(), os.platform());

@@ -1,0 +1,36 @@
+const fs = require('fs');
+const fsp = require('fs/promises');
+(async () => {
+  await fsp.mkdir('w/a/b', { recursive: true });
+  await fsp.writeFile('w/a/one.txt', 'one');
+  await fsp.writeFile('w/a/b/two.txt', Buffer.from('two'));
+  fs.copyFileSync('w/a/one.txt', 'w/copy.txt');
+  fs.renameSync('w/copy.txt', 'w/moved.txt');
+  fs.symlinkSync('a/one.txt', 'w/link');
+  console.log(fs.readlinkSync('w/link'), fs.readFileSync('w/link', 'utf8'), fs.lstatSync('w/link').isSymbolicLink());
+  const ents = (await fsp.readdir('w', { withFileTypes: true })).map((d) => [d.name, d.isDirectory(), d.isFile()]).sort();
+  console.log(ents);
+  console.log(fs.readdirSync('w', { recursive: true }).sort());
+  const st = await fsp.stat('w/a/one.txt');
+  console.log(st.isFile(), st.isDirectory(), st.size, typeof st.mtimeMs, st.mtime instanceof Date);
+  const fd = fs.openSync('w/fd.txt', 'w');
+  fs.writeSync(fd, 'abc');
+  fs.writeSync(fd, Buffer.from('def'));
+  fs.closeSync(fd);
+  const buf = Buffer.alloc(10);
+  const rfd = fs.openSync('w/fd.txt', 'r');
+  const nread = fs.readSync(rfd, buf, 0, 10, null);
+  fs.closeSync(rfd);
+  console.log(nread, buf.toString('utf8', 0, nread));
+  fs.truncateSync('w/fd.txt', 2);
+  console.log(fs.readFileSync('w/fd.txt', 'utf8'));
+  await fsp.rm('w/a', { recursive: true });
+  await fsp.rm('w/none', { force: true });
+  console.log(fs.readdirSync('w').sort());
+  fs.access('w/moved.txt', fs.constants.R_OK, (err) => {
+    console.log('access', err);
+    const ws = fs.createWriteStream('w/stream.txt');
+    ws.write('x1\n'); ws.write('x2\n');
+    ws.end(() => console.log('stream', JSON.stringify(fs.readFileSync('w/stream.txt', 'utf8'))));
+  });
+})();

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang examples"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -21,6 +21,7 @@ run_suite() {
     ts) go tool task test-ts ;;
     rust) go tool task test-rust ;;
     xlang) go tool task test-xlang ;;
+    examples) go tool task examples ;;
     *) echo "unknown suite $1" >&2; return 2 ;;
   esac
 }

@@ -58,6 +58,7 @@ fi
 # (spec/tools/agent-tools.json) for each SDK, beside the other generated
 # files (which the steps above emptied and refilled).
 "$bin/gen-agent-tools" -spec spec/tools/agent-tools.json \
-  -ts sdk-ts/src/gen/agent_tools.ts -py sdk-python/src/agentfs/v1/agent_tools.py
+  -ts sdk-ts/src/gen/agent_tools.ts -py sdk-python/src/agentfs/v1/agent_tools.py \
+  -go sdk-go/agenttools/specs_gen.go
 
 gofmt -w core/api

@@ -5,7 +5,7 @@
 // checked there against spec/tools/cases.json. scripts/gen.sh runs it
 // after buf (which empties the generated directories first).
 //
-//	gen-agent-tools -spec spec/tools/agent-tools.json -ts FILE -py FILE
+//	gen-agent-tools -spec spec/tools/agent-tools.json -ts FILE -py FILE -go FILE
 package main
 
 import (
@@ -13,8 +13,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"go/format"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -51,14 +53,15 @@ func main() {
 	specPath := flag.String("spec", "spec/tools/agent-tools.json", "the tool spec")
 	tsOut := flag.String("ts", "", "TypeScript output file")
 	pyOut := flag.String("py", "", "Python output file")
+	goOut := flag.String("go", "", "Go output file (package agenttools)")
 	flag.Parse()
-	if err := run(*specPath, *tsOut, *pyOut); err != nil {
+	if err := run(*specPath, *tsOut, *pyOut, *goOut); err != nil {
 		fmt.Fprintln(os.Stderr, "gen-agent-tools:", err)
 		os.Exit(1)
 	}
 }
 
-func run(specPath, tsOut, pyOut string) error {
+func run(specPath, tsOut, pyOut, goOut string) error {
 	raw, err := os.ReadFile(specPath)
 	if err != nil {
 		return err
@@ -113,7 +116,24 @@ func run(specPath, tsOut, pyOut string) error {
 			return err
 		}
 	}
+	if goOut != "" {
+		src, err := format.Source([]byte(emitGo(compact)))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(goOut, src, 0o644); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func emitGo(compact []map[string]any) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s\n\npackage agenttools\n\n", header)
+	b.WriteString("// specsJSON holds the tools in the order of spec/tools/agent-tools.json\n// (compact JSON, the same bytes in every SDK).\n")
+	fmt.Fprintf(&b, "const specsJSON = %s\n", strconv.Quote(mustJSON(compact, "")))
+	return b.String()
 }
 
 // camel turns "read_file" into "ReadFile".

@@ -14,8 +14,7 @@ name, with its arguments and result.
         tools = {t.name: t for t in agent_tools(agent)}
         tools["write_file"]({"path": "/hello.py", "content": "print(1)"})
 
-Framework adapters: agentfs.langchain (LangChain StructuredTool) and
-agentfs.openai_agents (OpenAI Agents FunctionTool).
+Framework adapter: agentfs.langchain (LangChain StructuredTool).
 """
 
 from __future__ import annotations

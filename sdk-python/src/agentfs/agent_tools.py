@@ -14,7 +14,8 @@ name, with its arguments and result.
         tools = {t.name: t for t in agent_tools(agent)}
         tools["write_file"]({"path": "/hello.py", "content": "print(1)"})
 
-Framework adapter: agentfs.langchain (LangChain StructuredTool).
+Framework adapters: agentfs.langchain (LangChain StructuredTool) and
+agentfs.openai_agents (OpenAI Agents FunctionTool).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ mkdir -p "$bin"
 # Go plugins, built from the versions pinned in tools/go.mod.
 (cd tools && go build -o "$bin/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go \
   && go build -o "$bin/protoc-gen-connect-go" connectrpc.com/connect/cmd/protoc-gen-connect-go \
-  && go build -o "$bin/protoc-gen-agentfs" ./cmd/protoc-gen-agentfs)
+  && go build -o "$bin/protoc-gen-agentfs" ./cmd/protoc-gen-agentfs \
+  && go build -o "$bin/gen-agent-tools" ./cmd/gen-agent-tools)
 
 # buf and protoc-gen-es from npm (package-lock.json pins them).
 if [ ! -x tools/gen/node_modules/.bin/buf ] || [ tools/gen/package-lock.json -nt tools/gen/node_modules/.package-lock.json ]; then
@@ -52,5 +53,12 @@ if [ ! -x $venv/bin/python ] || [ tools/gen/requirements-py.txt -nt $venv/.insta
 fi
 (cd spec/proto && "$root/$venv/bin/python" -m grpc_tools.protoc -I. \
   --python_out="$root/sdk-python/src" --pyi_out="$root/sdk-python/src" agentfs/v1/*.proto)
+
+# The ready-made agent tools' names, descriptions and JSON Schemas
+# (spec/tools/agent-tools.json) for each SDK, beside the other generated
+# files (which the steps above emptied and refilled).
+"$bin/gen-agent-tools" -spec spec/tools/agent-tools.json \
+  -ts sdk-ts/src/gen/agent_tools.ts -py sdk-python/src/agentfs/v1/agent_tools.py \
+  -go sdk-go/agenttools/specs_gen.go
 
 gofmt -w core/api

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser go:nocgo crypt node"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser go:nocgo crypt node examples"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -45,6 +45,7 @@ run_suite() {
     # the README's first command and every line of its quick tour
     readme) go tool task demo && ./tests/readme/run.sh ;;
     sync) go tool task test-sync ;;
+    examples) go tool task examples ;;
     *) echo "unknown suite $1" >&2; return 2 ;;
   esac
 }

@@ -19,7 +19,7 @@ func (s *Service) Exec(ctx context.Context, r *v1.ExecRequest) (*v1.ExecResponse
 	if err != nil {
 		return nil, err
 	}
-	opts := sandbox.Options{Policy: sandbox.Policy{Allow: nilIfEmpty(r.Allow), Deny: r.Deny, Env: r.Env}}
+	opts := sandbox.Options{Policy: sandbox.Policy{Allow: nilIfEmpty(r.Allow), Deny: r.Deny, Env: r.Env}, NoAudit: r.NoAudit}
 	if r.RestrictPaths {
 		opts.Policy.Readable = append([]string{}, r.Readable...)
 		opts.Policy.Writable = append([]string{}, r.Writable...)

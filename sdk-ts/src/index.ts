@@ -25,3 +25,14 @@ export { StdioTransport } from "./stdio.js";
 export { loadWasm, bundledWasm, type WasmEngine } from "./wasm.js";
 export { HttpTransport, type HttpOptions } from "./http.js";
 export type { Transport } from "./transport.js";
+export {
+  agentTools,
+  callAgentTool,
+  agentToolSpecs,
+  type AgentTool,
+  type AgentToolsOptions,
+  type AgentToolName,
+  type AgentToolSpec,
+  type AgentToolInputs,
+  type AgentToolResults,
+} from "./agent-tools.js";

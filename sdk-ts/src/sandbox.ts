@@ -33,6 +33,8 @@ export interface ExecOptions {
   deny?: string[];
   /** Aborting stops the script in the engine and rejects with an AbortError. */
   signal?: AbortSignal;
+  /** Skip the engine's "exec" record in the tool-call log (the caller records the call itself). */
+  noAudit?: boolean;
 }
 
 export interface ExecResult {
@@ -77,6 +79,7 @@ export class Sandbox {
         limits: opts.limits ?? "",
         allow: opts.allow ?? [],
         deny: opts.deny ?? [],
+        noAudit: opts.noAudit ?? false,
         bindings: specs.map(({ name, binding }) => ({
           name,
           description: binding.description ?? "",

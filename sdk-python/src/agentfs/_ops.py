@@ -382,9 +382,20 @@ def exec_script(
     env: dict[str, str] | None,
     limits: str,
     bindings: list[sandbox_pb2.BindingSpec] | None = None,
+    allow: list[str] | None = None,
+    deny: list[str] | None = None,
+    no_audit: bool = False,
 ) -> Op[ExecResult]:
     req = sandbox_pb2.ExecRequest(
-        script=script, dir=dir, stdin=stdin, env=env or {}, limits=limits, bindings=bindings or []
+        script=script,
+        dir=dir,
+        stdin=stdin,
+        env=env or {},
+        limits=limits,
+        bindings=bindings or [],
+        allow=allow or [],
+        deny=deny or [],
+        no_audit=no_audit,
     )
 
     def conv(r: sandbox_pb2.ExecResponse) -> ExecResult:

@@ -415,6 +415,9 @@ class AgentFS:
         env: dict[str, str] | None = None,
         limits: str = "",
         bindings: dict[str, Binding] | None = None,
+        allow: list[str] | None = None,
+        deny: list[str] | None = None,
+        no_audit: bool = False,
     ) -> ExecResult:
         """Runs a shell script in the engine's in-process sandbox over the
         agent's files (POSIX utilities written in Go; no host process).
@@ -422,11 +425,14 @@ class AgentFS:
         commands (`lookup --id 7` calls bindings["lookup"]({"id": 7}); the
         JSON result is printed, an exception fails the command); a
         function's `schema` attribute, if any, is its JSON schema. stdio
-        only: the engine calls back over the same connection."""
+        only: the engine calls back over the same connection. allow and deny
+        name the commands that may (all when empty) and may not run;
+        no_audit skips the engine's "exec" record in the tool-call log
+        (for callers that record the call themselves)."""
         specs = self._bindings.specs(bindings)
         self._bindings.register(bindings)
         try:
-            return self._agent._do(_ops.exec_script(script, dir, stdin, env, limits, specs))
+            return self._agent._do(_ops.exec_script(script, dir, stdin, env, limits, specs, allow, deny, no_audit))
         finally:
             self._bindings.unregister(bindings)
 

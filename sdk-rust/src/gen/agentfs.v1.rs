@@ -1135,6 +1135,11 @@ pub struct ExecRequest {
     /// Limits profile: "normal" (default), "hardened" or "none".
     #[prost(string, tag="12")]
     pub limits: ::prost::alloc::string::String,
+    /// Skip the engine's own "exec" record in the tool-call log: the caller
+    /// records the call itself (the SDKs' ready-made bash tool logs it as
+    /// "bash" with its output), so the log has one entry per call.
+    #[prost(bool, tag="13")]
+    pub no_audit: bool,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ExecResponse {

@@ -163,7 +163,11 @@ type ExecRequest struct {
 	Net      []*NetRuleSpec `protobuf:"bytes,10,rep,name=net,proto3" json:"net,omitempty"`
 	Bindings []*BindingSpec `protobuf:"bytes,11,rep,name=bindings,proto3" json:"bindings,omitempty"`
 	// Limits profile: "normal" (default), "hardened" or "none".
-	Limits        string `protobuf:"bytes,12,opt,name=limits,proto3" json:"limits,omitempty"`
+	Limits string `protobuf:"bytes,12,opt,name=limits,proto3" json:"limits,omitempty"`
+	// Skip the engine's own "exec" record in the tool-call log: the caller
+	// records the call itself (the SDKs' ready-made bash tool logs it as
+	// "bash" with its output), so the log has one entry per call.
+	NoAudit       bool `protobuf:"varint,13,opt,name=no_audit,json=noAudit,proto3" json:"no_audit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -280,6 +284,13 @@ func (x *ExecRequest) GetLimits() string {
 		return x.Limits
 	}
 	return ""
+}
+
+func (x *ExecRequest) GetNoAudit() bool {
+	if x != nil {
+		return x.NoAudit
+	}
+	return false
 }
 
 type ExecResponse struct {
@@ -482,7 +493,7 @@ const file_agentfs_v1_sandbox_proto_rawDesc = "" +
 	"\aheaders\x18\x03 \x03(\v2$.agentfs.v1.NetRuleSpec.HeadersEntryR\aheaders\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xba\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd5\x03\n" +
 	"\vExecRequest\x12\x16\n" +
 	"\x06script\x18\x01 \x01(\tR\x06script\x12\x10\n" +
 	"\x03dir\x18\x02 \x01(\tR\x03dir\x12\x14\n" +
@@ -496,7 +507,8 @@ const file_agentfs_v1_sandbox_proto_rawDesc = "" +
 	"\x03net\x18\n" +
 	" \x03(\v2\x17.agentfs.v1.NetRuleSpecR\x03net\x123\n" +
 	"\bbindings\x18\v \x03(\v2\x17.agentfs.v1.BindingSpecR\bbindings\x12\x16\n" +
-	"\x06limits\x18\f \x01(\tR\x06limits\x1a6\n" +
+	"\x06limits\x18\f \x01(\tR\x06limits\x12\x19\n" +
+	"\bno_audit\x18\r \x01(\bR\anoAudit\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x92\x01\n" +

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentfs/v1/sandbox.proto\x12\nagentfs.v1\"E\n\x0b\x42indingSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x13\n\x0bschema_json\x18\x03 \x01(\t\"\x95\x01\n\x0bNetRuleSpec\x12\x0e\n\x06prefix\x18\x01 \x01(\t\x12\x0f\n\x07methods\x18\x02 \x03(\t\x12\x35\n\x07headers\x18\x03 \x03(\x0b\x32$.agentfs.v1.NetRuleSpec.HeadersEntry\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xce\x02\n\x0b\x45xecRequest\x12\x0e\n\x06script\x18\x01 \x01(\t\x12\x0b\n\x03\x64ir\x18\x02 \x01(\t\x12\r\n\x05stdin\x18\x03 \x01(\x0c\x12-\n\x03\x65nv\x18\x04 \x03(\x0b\x32 .agentfs.v1.ExecRequest.EnvEntry\x12\x10\n\x08readable\x18\x05 \x03(\t\x12\x10\n\x08writable\x18\x06 \x03(\t\x12\x16\n\x0erestrict_paths\x18\x07 \x01(\x08\x12\r\n\x05\x61llow\x18\x08 \x03(\t\x12\x0c\n\x04\x64\x65ny\x18\t \x03(\t\x12$\n\x03net\x18\n \x03(\x0b\x32\x17.agentfs.v1.NetRuleSpec\x12)\n\x08\x62indings\x18\x0b \x03(\x0b\x32\x17.agentfs.v1.BindingSpec\x12\x0e\n\x06limits\x18\x0c \x01(\t\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"e\n\x0c\x45xecResponse\x12\x11\n\texit_code\x18\x01 \x01(\x05\x12\x0e\n\x06stdout\x18\x02 \x01(\x0c\x12\x0e\n\x06stderr\x18\x03 \x01(\x0c\x12\r\n\x05limit\x18\x04 \x01(\t\x12\x13\n\x0b\x64uration_ns\x18\x05 \x01(\x03\"5\n\x12\x43\x61llBindingRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\targs_json\x18\x02 \x01(\t\"9\n\x13\x43\x61llBindingResponse\x12\x13\n\x0bresult_json\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t2K\n\x0eSandboxService\x12\x39\n\x04\x45xec\x12\x17.agentfs.v1.ExecRequest\x1a\x18.agentfs.v1.ExecResponse2]\n\x0bHostService\x12N\n\x0b\x43\x61llBinding\x12\x1e.agentfs.v1.CallBindingRequest\x1a\x1f.agentfs.v1.CallBindingResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentfs/v1/sandbox.proto\x12\nagentfs.v1\"E\n\x0b\x42indingSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x13\n\x0bschema_json\x18\x03 \x01(\t\"\x95\x01\n\x0bNetRuleSpec\x12\x0e\n\x06prefix\x18\x01 \x01(\t\x12\x0f\n\x07methods\x18\x02 \x03(\t\x12\x35\n\x07headers\x18\x03 \x03(\x0b\x32$.agentfs.v1.NetRuleSpec.HeadersEntry\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xe0\x02\n\x0b\x45xecRequest\x12\x0e\n\x06script\x18\x01 \x01(\t\x12\x0b\n\x03\x64ir\x18\x02 \x01(\t\x12\r\n\x05stdin\x18\x03 \x01(\x0c\x12-\n\x03\x65nv\x18\x04 \x03(\x0b\x32 .agentfs.v1.ExecRequest.EnvEntry\x12\x10\n\x08readable\x18\x05 \x03(\t\x12\x10\n\x08writable\x18\x06 \x03(\t\x12\x16\n\x0erestrict_paths\x18\x07 \x01(\x08\x12\r\n\x05\x61llow\x18\x08 \x03(\t\x12\x0c\n\x04\x64\x65ny\x18\t \x03(\t\x12$\n\x03net\x18\n \x03(\x0b\x32\x17.agentfs.v1.NetRuleSpec\x12)\n\x08\x62indings\x18\x0b \x03(\x0b\x32\x17.agentfs.v1.BindingSpec\x12\x0e\n\x06limits\x18\x0c \x01(\t\x12\x10\n\x08no_audit\x18\r \x01(\x08\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"e\n\x0c\x45xecResponse\x12\x11\n\texit_code\x18\x01 \x01(\x05\x12\x0e\n\x06stdout\x18\x02 \x01(\x0c\x12\x0e\n\x06stderr\x18\x03 \x01(\x0c\x12\r\n\x05limit\x18\x04 \x01(\t\x12\x13\n\x0b\x64uration_ns\x18\x05 \x01(\x03\"5\n\x12\x43\x61llBindingRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\targs_json\x18\x02 \x01(\t\"9\n\x13\x43\x61llBindingResponse\x12\x13\n\x0bresult_json\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t2K\n\x0eSandboxService\x12\x39\n\x04\x45xec\x12\x17.agentfs.v1.ExecRequest\x1a\x18.agentfs.v1.ExecResponse2]\n\x0bHostService\x12N\n\x0b\x43\x61llBinding\x12\x1e.agentfs.v1.CallBindingRequest\x1a\x1f.agentfs.v1.CallBindingResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -42,17 +42,17 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_NETRULESPEC_HEADERSENTRY']._serialized_start=215
   _globals['_NETRULESPEC_HEADERSENTRY']._serialized_end=261
   _globals['_EXECREQUEST']._serialized_start=264
-  _globals['_EXECREQUEST']._serialized_end=598
-  _globals['_EXECREQUEST_ENVENTRY']._serialized_start=556
-  _globals['_EXECREQUEST_ENVENTRY']._serialized_end=598
-  _globals['_EXECRESPONSE']._serialized_start=600
-  _globals['_EXECRESPONSE']._serialized_end=701
-  _globals['_CALLBINDINGREQUEST']._serialized_start=703
-  _globals['_CALLBINDINGREQUEST']._serialized_end=756
-  _globals['_CALLBINDINGRESPONSE']._serialized_start=758
-  _globals['_CALLBINDINGRESPONSE']._serialized_end=815
-  _globals['_SANDBOXSERVICE']._serialized_start=817
-  _globals['_SANDBOXSERVICE']._serialized_end=892
-  _globals['_HOSTSERVICE']._serialized_start=894
-  _globals['_HOSTSERVICE']._serialized_end=987
+  _globals['_EXECREQUEST']._serialized_end=616
+  _globals['_EXECREQUEST_ENVENTRY']._serialized_start=574
+  _globals['_EXECREQUEST_ENVENTRY']._serialized_end=616
+  _globals['_EXECRESPONSE']._serialized_start=618
+  _globals['_EXECRESPONSE']._serialized_end=719
+  _globals['_CALLBINDINGREQUEST']._serialized_start=721
+  _globals['_CALLBINDINGREQUEST']._serialized_end=774
+  _globals['_CALLBINDINGRESPONSE']._serialized_start=776
+  _globals['_CALLBINDINGRESPONSE']._serialized_end=833
+  _globals['_SANDBOXSERVICE']._serialized_start=835
+  _globals['_SANDBOXSERVICE']._serialized_end=910
+  _globals['_HOSTSERVICE']._serialized_start=912
+  _globals['_HOSTSERVICE']._serialized_end=1005
 # @@protoc_insertion_point(module_scope)

@@ -34,7 +34,7 @@ class NetRuleSpec(_message.Message):
     def __init__(self, prefix: _Optional[str] = ..., methods: _Optional[_Iterable[str]] = ..., headers: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class ExecRequest(_message.Message):
-    __slots__ = ("script", "dir", "stdin", "env", "readable", "writable", "restrict_paths", "allow", "deny", "net", "bindings", "limits")
+    __slots__ = ("script", "dir", "stdin", "env", "readable", "writable", "restrict_paths", "allow", "deny", "net", "bindings", "limits", "no_audit")
     class EnvEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -54,6 +54,7 @@ class ExecRequest(_message.Message):
     NET_FIELD_NUMBER: _ClassVar[int]
     BINDINGS_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    NO_AUDIT_FIELD_NUMBER: _ClassVar[int]
     script: str
     dir: str
     stdin: bytes
@@ -66,7 +67,8 @@ class ExecRequest(_message.Message):
     net: _containers.RepeatedCompositeFieldContainer[NetRuleSpec]
     bindings: _containers.RepeatedCompositeFieldContainer[BindingSpec]
     limits: str
-    def __init__(self, script: _Optional[str] = ..., dir: _Optional[str] = ..., stdin: _Optional[bytes] = ..., env: _Optional[_Mapping[str, str]] = ..., readable: _Optional[_Iterable[str]] = ..., writable: _Optional[_Iterable[str]] = ..., restrict_paths: _Optional[bool] = ..., allow: _Optional[_Iterable[str]] = ..., deny: _Optional[_Iterable[str]] = ..., net: _Optional[_Iterable[_Union[NetRuleSpec, _Mapping]]] = ..., bindings: _Optional[_Iterable[_Union[BindingSpec, _Mapping]]] = ..., limits: _Optional[str] = ...) -> None: ...
+    no_audit: bool
+    def __init__(self, script: _Optional[str] = ..., dir: _Optional[str] = ..., stdin: _Optional[bytes] = ..., env: _Optional[_Mapping[str, str]] = ..., readable: _Optional[_Iterable[str]] = ..., writable: _Optional[_Iterable[str]] = ..., restrict_paths: _Optional[bool] = ..., allow: _Optional[_Iterable[str]] = ..., deny: _Optional[_Iterable[str]] = ..., net: _Optional[_Iterable[_Union[NetRuleSpec, _Mapping]]] = ..., bindings: _Optional[_Iterable[_Union[BindingSpec, _Mapping]]] = ..., limits: _Optional[str] = ..., no_audit: _Optional[bool] = ...) -> None: ...
 
 class ExecResponse(_message.Message):
     __slots__ = ("exit_code", "stdout", "stderr", "limit", "duration_ns")

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt gomod wasm-go python ts rust xlang"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -16,6 +16,7 @@ run_suite() {
     go:tools) (cd tools && go vet ./...) ;;
     go:*) local m=${1#go:}; (cd "$m" && go vet ./... && go test -race -count=1 ./...) ;;
     gofmt) ./scripts/check-gofmt.sh ;;
+    gomod) ./tests/gomod/run.sh ;;
     wasm-go) go tool task test-wasm-go ;;
     python) go tool task test-python ;;
     ts) go tool task test-ts ;;

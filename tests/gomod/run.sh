@@ -130,6 +130,9 @@ grep -qx '/notes/todo.md: - ship' <<<"$out" || fail "the program did not read ba
 grep -qx 'missing is fs.ErrNotExist: true' <<<"$out" || fail "Stat of a missing file is not fs.ErrNotExist"
 [ "$(cd "$work/sdk-user/hello" && go list -m "$modprefix/sdk-go")" = "$modprefix/sdk-go $v" ] || fail "the user's module does not require sdk-go $v"
 [ -f "$work/sdk-user/hello/.agentfs/my-agent.db" ] || fail "the program did not create .agentfs/my-agent.db"
+for m in core cli sdk-go; do
+  [ -f "$GOMODCACHE/$modprefix/$m@$v/LICENSE" ] || fail "$m@$v as downloaded has no LICENSE"
+done
 
 echo
 echo "gomod: OK in ${SECONDS}s ($v installs from a module proxy: go install of the CLI, go get of sdk-go, GOWORK=off build/vet/tidy of $mods)"

@@ -8,7 +8,9 @@
 //   - core.Version (what `agentfs version` and the stdio handshake report);
 //   - sdk-ts/package.json, sdk-python/pyproject.toml, sdk-rust/Cargo.toml;
 //   - every `github.com/agentfs-go/agentfs/...@vX.Y.Z` in the READMEs, whose
-//     install commands tests/gomod runs.
+//     install commands tests/gomod runs;
+//
+// and that each published Go module holds a copy of the root LICENSE.
 //
 // Run from the repository root: go run ./tools/cmd/checkversions
 package main
@@ -29,6 +31,7 @@ const modPrefix = "github.com/agentfs-go/agentfs/"
 
 // goModules are the module directories; tools is dev-only (never
 // published) but still must not replace a sibling.
+// The first four are published.
 var goModules = []string{"core", "cli", "sdk-go", "wasm", "tools"}
 
 func main() {
@@ -45,7 +48,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, p)
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(os.Stderr, "checkversions: %d manifest(s) disagree with VERSION; set them to the VERSION file's version\n", len(problems))
+		fmt.Fprintf(os.Stderr, "checkversions: %d problem(s): manifests must agree with VERSION (and modules carry LICENSE)\n", len(problems))
 		os.Exit(1)
 	}
 	fmt.Println("checkversions: every manifest agrees with VERSION")
@@ -150,6 +153,18 @@ func check(root string) ([]string, error) {
 		}
 		if got != version {
 			bad("%s: [%s] version %q, want %q", f.file, f.section, got, version)
+		}
+	}
+
+	// Each published Go module carries the license: a module zip holds only
+	// its own directory, so the root LICENSE would not reach users.
+	license, err := os.ReadFile(filepath.Join(root, "LICENSE"))
+	if err != nil {
+		return nil, err
+	}
+	for _, dir := range goModules[:4] { // tools is never published
+		if b, err := os.ReadFile(filepath.Join(root, dir, "LICENSE")); err != nil || string(b) != string(license) {
+			bad("%s/LICENSE: missing or not the root LICENSE; copy it: cp LICENSE %s/", dir, dir)
 		}
 	}
 

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt gomod wasm-go python ts rust xlang"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt gomod cross wasm-go python ts rust xlang"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -17,6 +17,7 @@ run_suite() {
     go:*) local m=${1#go:}; (cd "$m" && go vet ./... && go test -race -count=1 ./...) ;;
     gofmt) ./scripts/check-gofmt.sh ;;
     gomod) ./tests/gomod/run.sh ;;
+    cross) ./scripts/cross-vet.sh ;;
     wasm-go) go tool task test-wasm-go ;;
     python) go tool task test-python ;;
     ts) go tool task test-ts ;;

@@ -368,9 +368,11 @@ func CheckID(s string) error {
 const DefaultDir = ".agentfs"
 
 // Version is the engine's version, reported by the CLI and in the stdio
-// handshake. Release builds set it with
+// handshake: the project's one version, from the VERSION file at the
+// repository root (tools/cmd/checkversions fails when they differ). Builds
+// may still override it with
 // -ldflags "-X github.com/agentfs-go/agentfs/core.Version=...".
-var Version = "0.1.0-dev"
+var Version = "0.7.0"
 
 // PathForID returns the database path of an agent id.
 func PathForID(id string) string { return filepath.Join(DefaultDir, id+".db") }

@@ -4,8 +4,8 @@ go 1.26.8
 
 require (
 	connectrpc.com/connect v1.21.1
-	github.com/agentfs-go/agentfs/core v0.0.0
-	golang.org/x/sys v0.47.0
+	github.com/agentfs-go/agentfs/core v0.7.0
+	golang.org/x/sys v0.49.0
 )
 
 require (
@@ -15,11 +15,12 @@ require (
 	github.com/itchyny/gojq v0.12.20 // indirect
 	github.com/itchyny/timefmt-go v0.1.9 // indirect
 	github.com/libsql/sqlite-antlr4-parser v0.0.0-20240327125255-dbf53b6cbf06 // indirect
+	github.com/ncruces/go-sqlite3 v0.37.0 // indirect
+	github.com/ncruces/go-sqlite3-wasm/v6 v6.5.35401 // indirect
+	github.com/ncruces/julianday v1.0.0 // indirect
 	github.com/tursodatabase/go-libsql v0.0.0-20251219133454-43644db490ff // indirect
 	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
 	golang.org/x/term v0.45.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
-
-replace github.com/agentfs-go/agentfs/core => ../core

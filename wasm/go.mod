@@ -2,7 +2,7 @@ module github.com/agentfs-go/agentfs/wasm
 
 go 1.26.8
 
-require github.com/agentfs-go/agentfs/core v0.0.0
+require github.com/agentfs-go/agentfs/core v0.7.0
 
 require (
 	connectrpc.com/connect v1.21.1 // indirect
@@ -22,5 +22,3 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
-
-replace github.com/agentfs-go/agentfs/core => ../core

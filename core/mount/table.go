@@ -1,3 +1,5 @@
+//go:build linux
+
 package mount
 
 import (
@@ -11,14 +13,6 @@ import (
 	"strings"
 	"syscall"
 )
-
-// Info describes one agentfs mount of the mount table.
-type Info struct {
-	ID      int    // mount ID (/proc/self/mountinfo)
-	Dir     string // mount point
-	Source  string // the database path (FsName)
-	Options string // per-superblock options
-}
 
 // List returns the agentfs mounts of this process's mount namespace.
 func List() ([]Info, error) {
@@ -64,26 +58,6 @@ func parseMountinfo(line string) (Info, bool) {
 	return info, true
 }
 
-// UnescapeField decodes the octal escapes (\040 for a space) of a field of
-// the mount table (/proc/self/mountinfo).
-func UnescapeField(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // Find returns the agentfs mount at dir, if any (the last one mounted
 // there when several are stacked).
 func Find(dir string) (Info, bool, error) {
@@ -107,10 +81,6 @@ func Find(dir string) (Info, bool, error) {
 	}
 	return found, ok, nil
 }
-
-// ErrNotMounted is returned by Unmount for a directory without an
-// agentfs mount.
-var ErrNotMounted = errors.New("not an agentfs mount")
 
 // Unmount unmounts the agentfs mount at dir: with umount2(2) as root,
 // else with fusermount3 -u. Lazy detaches it even while in use (the

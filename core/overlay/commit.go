@@ -130,8 +130,8 @@ type removedEntry struct {
 // changed reports whether the host entry at p is no longer the one
 // removed (for a directory: its entries changed, or it was replaced).
 func (r removedEntry) changed(p string) bool {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
+	var st hostfs.StatBuf
+	if err := hostfs.Lstat(p, &st); err != nil {
 		return false // gone already: nothing to lose
 	}
 	return int64(st.Ino) != r.ino || hostfs.Mtime(&st).UnixNano() != r.mtimeNs || (st.Mode&syscall.S_IFMT != syscall.S_IFDIR && st.Size != r.size)
@@ -163,8 +163,8 @@ func removedBase(a *core.Agent) ([]removedEntry, error) {
 // baseChanged reports whether the base file recorded in info is no longer
 // the one copied up.
 func baseChanged(p string, info vfs.OverlayFile) bool {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
+	var st hostfs.StatBuf
+	if err := hostfs.Lstat(p, &st); err != nil {
 		return true
 	}
 	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
@@ -187,7 +187,7 @@ type journal struct {
 	stage string
 	n     int
 	undo  []func() error
-	dirs  map[string]syscall.Stat_t // directories whose entries changed, as they were
+	dirs  map[string]hostfs.StatBuf // directories whose entries changed, as they were
 }
 
 // noteDir records the times of directory d before its first entry changes.
@@ -195,8 +195,8 @@ func (j *journal) noteDir(d string) {
 	if _, ok := j.dirs[d]; ok {
 		return
 	}
-	var st syscall.Stat_t
-	if syscall.Lstat(d, &st) == nil {
+	var st hostfs.StatBuf
+	if hostfs.Lstat(d, &st) == nil {
 		j.dirs[d] = st
 	}
 }
@@ -262,8 +262,8 @@ func (j *journal) attrs(p string, st vfs.Stat, symlink bool) error {
 	if err := hostChange(p); err != nil {
 		return err
 	}
-	var old syscall.Stat_t
-	if err := syscall.Lstat(p, &old); err != nil {
+	var old hostfs.StatBuf
+	if err := hostfs.Lstat(p, &old); err != nil {
 		return err
 	}
 	if err := setAttrs(p, st, symlink); err != nil {
@@ -288,7 +288,7 @@ func (j *journal) rollback() error {
 }
 
 // restoreAttrs gives p back the mode, owner and times of old.
-func restoreAttrs(p string, old *syscall.Stat_t) error {
+func restoreAttrs(p string, old *hostfs.StatBuf) error {
 	if os.Geteuid() == 0 {
 		if err := os.Lchown(p, int(old.Uid), int(old.Gid)); err != nil {
 			return err
@@ -297,7 +297,7 @@ func restoreAttrs(p string, old *syscall.Stat_t) error {
 	if old.Mode&syscall.S_IFMT == syscall.S_IFLNK {
 		return nil
 	}
-	if err := syscall.Chmod(p, old.Mode&0o7777); err != nil {
+	if err := syscall.Chmod(p, uint32(old.Mode)&0o7777); err != nil { // uint16 on macOS
 		return err
 	}
 	return os.Chtimes(p, hostfs.Atime(old), hostfs.Mtime(old))
@@ -312,7 +312,7 @@ func apply(a *core.Agent, base string, changes []Change, force bool) (err error)
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	stage := filepath.Join(base, ".agentfs-commit-"+hex.EncodeToString(rnd[:]))
-	j := &journal{stage: stage, dirs: map[string]syscall.Stat_t{}}
+	j := &journal{stage: stage, dirs: map[string]hostfs.StatBuf{}}
 	j.noteDir(base) // the staging directory comes and goes in it
 	if err := os.Mkdir(stage, 0o700); err != nil {
 		return fmt.Errorf("commit: staging directory: %w", err)
@@ -370,8 +370,8 @@ func apply(a *core.Agent, base string, changes []Change, force bool) (err error)
 			continue
 		}
 		p := host(c.Path)
-		var st syscall.Stat_t
-		exists := syscall.Lstat(p, &st) == nil
+		var st hostfs.StatBuf
+		exists := hostfs.Lstat(p, &st) == nil
 		if c.Type == "dir" {
 			if exists && st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
 				if err := j.aside(p); err != nil {

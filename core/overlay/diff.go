@@ -190,13 +190,13 @@ func (d *differ) baseTree(bp, p string, skip map[string]bool) error {
 		if skip[name] {
 			continue
 		}
-		var st syscall.Stat_t
-		if err := syscall.Lstat(d.host(join(bp, name)), &st); err != nil {
+		var st hostfs.StatBuf
+		if err := hostfs.Lstat(d.host(join(bp, name)), &st); err != nil {
 			continue
 		}
-		c := Change{Path: join(p, name), Type: typeName(st.Mode), source: join(bp, name)}
+		c := Change{Path: join(p, name), Type: typeName(uint32(st.Mode)), source: join(bp, name)}
 		c.Op = d.opAt(c.Path)
-		c.st = vfs.Stat{Mode: st.Mode, UID: st.Uid, GID: st.Gid, Size: st.Size, Rdev: uint64(st.Rdev), Mtime: hostfs.Mtime(&st)}
+		c.st = vfs.Stat{Mode: uint32(st.Mode), UID: st.Uid, GID: st.Gid, Size: st.Size, Rdev: uint64(st.Rdev), Mtime: hostfs.Mtime(&st)}
 		c.content = st.Mode&syscall.S_IFMT != syscall.S_IFDIR
 		d.out = append(d.out, c)
 		if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
@@ -224,8 +224,8 @@ func readNames(dir string) ([]string, error) {
 
 // opAt is A when the base has nothing at path p, else M.
 func (d *differ) opAt(p string) Op {
-	var st syscall.Stat_t
-	if syscall.Lstat(d.host(p), &st) == nil {
+	var st hostfs.StatBuf
+	if hostfs.Lstat(d.host(p), &st) == nil {
 		return Modified
 	}
 	return Added
@@ -236,24 +236,24 @@ func (d *differ) entry(e entry, p string) error {
 	c := Change{Path: p, Type: typeName(e.st.Mode), ino: e.st.Ino, st: e.st, target: e.target}
 	if e.hasRow && e.path == p {
 		// The base entry at its own place: changed or not?
-		var st syscall.Stat_t
-		baseErr := syscall.Lstat(d.host(p), &st)
+		var st hostfs.StatBuf
+		baseErr := hostfs.Lstat(d.host(p), &st)
 		switch {
 		case isDir:
-			if baseErr == nil && (e.st.Mode != st.Mode || e.st.UID != st.Uid || e.st.GID != st.Gid) {
+			if baseErr == nil && (e.st.Mode != uint32(st.Mode) || e.st.UID != st.Uid || e.st.GID != st.Gid) {
 				c.Op = Modified
 			}
 		case e.st.IsRegular():
 			dataChanged := e.chunks > 0 || e.st.Size != e.baseSize || e.extent < e.baseSize
 			if dataChanged || e.st.Mtime.UnixNano() != e.baseMt || baseErr != nil ||
-				e.st.Mode != st.Mode || e.st.UID != st.Uid || e.st.GID != st.Gid {
+				e.st.Mode != uint32(st.Mode) || e.st.UID != st.Uid || e.st.GID != st.Gid {
 				c.Op, c.content = Modified, dataChanged || baseErr != nil
 				if e.extent > 0 {
 					c.source = e.path
 				}
 			}
 		default:
-			if baseErr != nil || e.st.Mode != st.Mode || e.st.UID != st.Uid || e.st.GID != st.Gid {
+			if baseErr != nil || e.st.Mode != uint32(st.Mode) || e.st.UID != st.Uid || e.st.GID != st.Gid {
 				c.Op, c.content = Modified, true
 			}
 		}
@@ -291,8 +291,8 @@ func (d *differ) deletions() error {
 	}
 	var dels []string
 	for _, w := range wh {
-		var st syscall.Stat_t
-		if syscall.Lstat(d.host(w), &st) != nil {
+		var st hostfs.StatBuf
+		if hostfs.Lstat(d.host(w), &st) != nil {
 			continue
 		}
 		present, err := d.inDelta(w)
@@ -306,7 +306,7 @@ func (d *differ) deletions() error {
 			continue
 		}
 		dels = append(dels, w)
-		d.out = append(d.out, Change{Op: Deleted, Type: typeName(st.Mode), Path: w})
+		d.out = append(d.out, Change{Op: Deleted, Type: typeName(uint32(st.Mode)), Path: w})
 	}
 	return nil
 }

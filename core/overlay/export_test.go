@@ -1,3 +1,5 @@
+//go:build unix
+
 package overlay
 
 // SetHostChangeHook replaces the hook run before each host change of a

@@ -132,7 +132,7 @@ func (f *FS) openLoc(c *store.Conn, path string, l loc, flags int, perm uint32, 
 	if l.st.IsSymlink() {
 		return 0, pathErr("open", path, syscall.ELOOP)
 	}
-	if flags&syscall.O_DIRECTORY != 0 && !l.st.IsDir() {
+	if flags&hostfs.ODirectory != 0 && !l.st.IsDir() {
 		return 0, pathErr("open", path, syscall.ENOTDIR)
 	}
 	// A directory opens read-only, without O_CREAT or O_TRUNC.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
@@ -199,7 +200,7 @@ func TestIno_CreateAndOpen(t *testing.T) {
 		{ino["/d"], os.O_RDONLY, 0},
 		{ino["/d"], os.O_RDWR, syscall.EISDIR},
 		{ino["/l"], os.O_RDONLY, syscall.ELOOP},
-		{ino["/d/f"], os.O_RDONLY | syscall.O_DIRECTORY, syscall.ENOTDIR},
+		{ino["/d/f"], os.O_RDONLY | hostfs.ODirectory, syscall.ENOTDIR},
 		{424242, os.O_RDONLY, syscall.ENOENT},
 	} {
 		h, err := f.OpenIno(tc.ino, tc.flags)

@@ -122,8 +122,8 @@ func (f *FS) ovLookup(c *store.Conn, parent int64, name string) (int64, error) {
 		return 0, err
 	}
 	bp := joinBase(n.path, name)
-	var st syscall.Stat_t
-	if err := syscall.Lstat(f.ov.host(bp), &st); err != nil {
+	var st hostfs.StatBuf
+	if err := hostfs.Lstat(f.ov.host(bp), &st); err != nil {
 		if err == syscall.ENOENT || err == syscall.ENOTDIR || err == syscall.ENAMETOOLONG {
 			return 0, nil
 		}
@@ -169,7 +169,7 @@ func hostErrno(err error) syscall.Errno {
 // baseEntry is a base entry about to be copied up.
 type baseEntry struct {
 	name, path string
-	st         syscall.Stat_t
+	st         hostfs.StatBuf
 	target     string // symlinks
 	xattrs     []hostfs.Xattr
 }
@@ -193,8 +193,8 @@ func (f *FS) copyUp(c *store.Conn, parent int64, entries []baseEntry) ([]int64, 
 	}
 	f.dirty()
 	if f.ov.dev == 0 {
-		var st syscall.Stat_t
-		if err := syscall.Stat(f.ov.root, &st); err != nil {
+		var st hostfs.StatBuf
+		if err := hostfs.Stat(f.ov.root, &st); err != nil {
 			return nil, pathErr("lookup", "/", hostErrno(err))
 		}
 		f.ov.dev = uint64(st.Dev) + 1 // +1: 0 means unknown
@@ -433,8 +433,8 @@ func (f *FS) ovPopulate(c *store.Conn, dir int64) error {
 				continue
 			}
 			bp := joinBase(n.path, name)
-			var st syscall.Stat_t
-			if err := syscall.Lstat(f.ov.host(bp), &st); err != nil {
+			var st hostfs.StatBuf
+			if err := hostfs.Lstat(f.ov.host(bp), &st); err != nil {
 				if err == syscall.ENOENT {
 					continue // removed from the base meanwhile
 				}
@@ -500,8 +500,8 @@ func (f *FS) ovRemoving(c *store.Conn, parent int64, name string) error {
 		return err
 	}
 	bp := joinBase(n.path, name)
-	var st syscall.Stat_t
-	if syscall.Lstat(f.ov.host(bp), &st) != nil {
+	var st hostfs.StatBuf
+	if hostfs.Lstat(f.ov.host(bp), &st) != nil {
 		return nil
 	}
 	f.dirty()
@@ -616,11 +616,11 @@ func (f *FS) openBase(b *baseData) (*os.File, error) {
 		}
 		return nil, syscall.ESTALE
 	}
-	var st syscall.Stat_t
+	var st hostfs.StatBuf
 	if b.anyBase {
 		return file, nil
 	}
-	if err := syscall.Fstat(int(file.Fd()), &st); err != nil || int64(st.Ino) != b.ino || st.Size != b.size || hostfs.Mtime(&st).UnixNano() != b.mtimeNs {
+	if err := hostfs.Fstat(file.Fd(), &st); err != nil || int64(st.Ino) != b.ino || st.Size != b.size || hostfs.Mtime(&st).UnixNano() != b.mtimeNs {
 		file.Close()
 		return nil, syscall.ESTALE
 	}
@@ -694,8 +694,8 @@ func (f *FS) ChunkCount(ino int64) (n int64, err error) {
 // key, the extension table and the root's record. Run it in the
 // transaction that created the schema.
 func InitOverlay(c *store.Conn, base string) error {
-	var st syscall.Stat_t
-	if err := syscall.Stat(base, &st); err != nil {
+	var st hostfs.StatBuf
+	if err := hostfs.Stat(base, &st); err != nil {
 		return &os.PathError{Op: "overlay base", Path: base, Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
@@ -715,8 +715,8 @@ func InitOverlay(c *store.Conn, base string) error {
 // EnsureOverlayRoot creates the root's record of an overlay database that
 // lacks it (one made by another tool).
 func EnsureOverlayRoot(c *store.Conn, base string) error {
-	var st syscall.Stat_t
-	if err := syscall.Stat(base, &st); err != nil {
+	var st hostfs.StatBuf
+	if err := hostfs.Stat(base, &st); err != nil {
 		return &os.PathError{Op: "overlay base", Path: base, Err: err}
 	}
 	if _, err := c.Exec("INSERT OR IGNORE INTO fs_origin (delta_ino, base_ino) VALUES (?, ?)", schema.RootIno, int64(st.Ino)); err != nil {

@@ -3,12 +3,10 @@
 package vfs
 
 import (
-	"errors"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // Without /proc, a staging inode names its writer by host name and
@@ -39,6 +37,5 @@ func ownerAlive(tok string) bool {
 	if err != nil || pid <= 0 {
 		return false
 	}
-	err = syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return processAlive(pid)
 }

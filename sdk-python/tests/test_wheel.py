@@ -52,13 +52,13 @@ def test_wheel_in_fresh_virtualenv(tmp_path: Path) -> None:
     wheels = list(dist.glob("*.whl"))
     assert len(wheels) == 1
     plat = sysconfig.get_platform().replace("-", "_").replace(".", "_")
-    assert wheels[0].name == f"agentfs-0.1.0-py3-none-{plat}.whl"
+    assert wheels[0].name == f"agentfs-0.7.0-py3-none-{plat}.whl"
     with zipfile.ZipFile(wheels[0]) as z:
         info = z.getinfo("agentfs/_bin/agentfs")
         assert (info.external_attr >> 16) & 0o111, "the engine is not executable in the wheel"
         names = z.namelist()
         assert "agentfs/py.typed" in names and "agentfs/v1/filesystem_pb2.py" in names
-        entry = z.read("agentfs-0.1.0.dist-info/entry_points.txt").decode()
+        entry = z.read("agentfs-0.7.0.dist-info/entry_points.txt").decode()
         assert "[fsspec.specs]" in entry and "agentfs = agentfs.fsspec:AgentFSFileSystem" in entry
 
     venv = tmp_path / "venv"

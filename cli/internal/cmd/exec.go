@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/agentfs-go/agentfs/core/mount"
 )
 
 func init() { register(newExecCmd) }
@@ -128,13 +126,13 @@ func runIn(cmd *cobra.Command, dir string, argv []string) (int, error) {
 func unmountAndWait(dir string, srv *exec.Cmd) error {
 	var err error
 	for i := 0; i < 20; i++ {
-		if err = mount.Unmount(dir, false); err == nil || !errors.Is(err, syscall.EBUSY) {
+		if err = unmountDir(dir, false); err == nil || !errors.Is(err, syscall.EBUSY) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	if errors.Is(err, syscall.EBUSY) {
-		err = mount.Unmount(dir, true)
+		err = unmountDir(dir, true)
 		srv.Process.Release()
 		return err
 	}

@@ -3,7 +3,6 @@ package cmd
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -79,7 +78,7 @@ func removeStaleStaging(f *vfs.FS, dir string) {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if processGone(pid) {
 			f.RemoveAll(path.Join(dir, n))
 		}
 	}

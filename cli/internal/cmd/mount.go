@@ -80,7 +80,7 @@ func newMountCmd() *cobra.Command {
 	fl := mountFlags{uid: -1, gid: -1}
 	c := &cobra.Command{
 		Use:   "mount [ID_OR_PATH DIR]",
-		Short: "Mount an agent filesystem on a directory (FUSE); without arguments, list mounts",
+		Short: "Mount an agent filesystem on a directory (FUSE on Linux, NFS on macOS); without arguments, list mounts",
 		Long: `Mount the filesystem of an agent database on DIR with FUSE, so that any
 program can use it. The command returns once the mount is ready and the
 filesystem is served in the background until "agentfs umount DIR"; with -f
@@ -94,7 +94,12 @@ file (or calls fsync). --debug (with -f) logs every FUSE request.
 Without arguments, lists the agentfs mounts (from /proc/self/mounts).
 
 Needs /dev/fuse; as root the mount system call is used, otherwise
-fusermount3 (Debian package fuse3).`,
+fusermount3 (Debian package fuse3).
+
+On macOS the filesystem is served over NFSv3 on a loopback port and
+mounted with the system's NFS client (mount_nfs); --uid, --gid and
+--allow-other are FUSE-only. Windows has no mounts: use "agentfs serve nfs"
+or "agentfs sh".`,
 		Example: `  agentfs mount my-agent /mnt/agent
   agentfs mount .agentfs/my-agent.db ./work -f
   agentfs mount
@@ -169,8 +174,8 @@ func mountDir(dir string) (string, error) {
 	if !st.IsDir() {
 		return "", userError{msg: fmt.Sprintf("mount point %s is not a directory", dir), hint: "mount on an empty directory"}
 	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		return "", userError{msg: "FUSE is not available: /dev/fuse is missing", hint: "modprobe fuse (in a container: run it with --device /dev/fuse)"}
+	if err := mountSupported(); err != nil {
+		return "", err
 	}
 	if m, ok, _ := mount.Find(abs); ok {
 		return "", userError{msg: fmt.Sprintf("%s is already an agentfs mount (of %s)", dir, m.Source), hint: "agentfs umount " + dir}
@@ -212,7 +217,7 @@ func startMountServer(dbPath, dir string, fl mountFlags) (*exec.Cmd, error) {
 	srv.Env = append(append(os.Environ(), readyFDEnv+"=3"), kenv...)
 	srv.ExtraFiles = []*os.File{pw}
 	srv.Dir = "/"
-	srv.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	srv.SysProcAttr = detached()
 	err = srv.Start()
 	pw.Close()
 	if err != nil {
@@ -278,11 +283,8 @@ func serveMount(cmd *cobra.Command, idOrPath, dir string, fl mountFlags) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
-	srv, err := mount.Mount(dir, a.FS, opts)
+	srv, err := mountFS(dir, a, opts)
 	if err != nil {
-		if os.Geteuid() != 0 {
-			err = userError{msg: err.Error(), hint: "run as root, or install fusermount3 (apt-get install fuse3)"}
-		}
 		return fail(err)
 	}
 	if fl.autoUnmount {
@@ -307,7 +309,7 @@ func serveMount(cmd *cobra.Command, idOrPath, dir string, fl mountFlags) error {
 				// Busy: detach now; the server ends with its last user,
 				// but not later than a few seconds from now, so that a
 				// stuck user cannot keep the process alive.
-				mount.Unmount(dir, true)
+				unmountDir(dir, true)
 				time.AfterFunc(detachGrace, func() { forceOnce.Do(func() { close(forced) }) })
 			}
 		}
@@ -348,7 +350,7 @@ func startAutoUnmountWatch(dir string) error {
 	w := exec.Command(exe, "mount", "--auto-unmount-watch", dir)
 	w.ExtraFiles = []*os.File{pr}
 	w.Dir = "/"
-	w.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	w.SysProcAttr = detached()
 	if err := w.Start(); err != nil {
 		pr.Close()
 		pw.Close()

@@ -138,8 +138,8 @@ func psRows() (rows []psRow, stale int, err error) {
 func mountDead(dir string) bool {
 	ch := make(chan error, 1)
 	go func() {
-		var st syscall.Stat_t
-		ch <- syscall.Stat(dir, &st)
+		_, err := os.Stat(dir)
+		ch <- err
 	}()
 	select {
 	case err := <-ch:

@@ -24,7 +24,7 @@ when the last user is gone.`,
 		Example: `  agentfs umount /mnt/agent`,
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := mount.Unmount(args[0], lazy)
+			err := unmountDir(args[0], lazy)
 			switch {
 			case errors.Is(err, mount.ErrNotMounted):
 				return userError{msg: fmt.Sprintf("%s is not an agentfs mount", args[0]), hint: "list mounts with: agentfs mount"}

@@ -1,22 +1,16 @@
-//go:build !js
+//go:build unix
 
 package hostfs
 
 import (
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // ONoFollow is O_NOFOLLOW in the os.O_* flags the engine takes.
 const ONoFollow = syscall.O_NOFOLLOW
-
-// Atime, Mtime and Ctime are a stat's times.
-func Atime(st *syscall.Stat_t) time.Time { return time.Unix(st.Atim.Unix()) }
-func Mtime(st *syscall.Stat_t) time.Time { return time.Unix(st.Mtim.Unix()) }
-func Ctime(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctim.Unix()) }
 
 // ErrnoName is the symbolic name of an error number ("ENOENT"), "" if
 // it has none.
@@ -36,13 +30,13 @@ func FreeBytes(path string) int64 {
 }
 
 // Xattrs reads the extended attributes of a host entry (not following
-// a symlink) that belong to the file: the security.* and system.*
-// namespaces describe the host's policy (labels, ACLs, capabilities) and
+// a symlink) that belong to the file: the names hostPolicy picks out
+// describe the host's policy (labels, ACLs, capabilities, quarantine) and
 // stay behind. A filesystem without xattrs has none. Most entries have
 // none, which costs one listxattr(2) and no allocation.
 func Xattrs(path string) ([]Xattr, error) {
 	list, err := readSized(func(b []byte) (int, error) { return unix.Llistxattr(path, b) })
-	if err == unix.ENOTSUP || err == unix.ENODATA {
+	if err == unix.ENOTSUP || err == errNoAttr {
 		return nil, nil
 	}
 	if err != nil || len(list) == 0 {
@@ -50,11 +44,11 @@ func Xattrs(path string) ([]Xattr, error) {
 	}
 	var out []Xattr
 	for _, name := range strings.Split(string(list), "\x00") {
-		if name == "" || strings.HasPrefix(name, "security.") || strings.HasPrefix(name, "system.") {
+		if name == "" || hostPolicy(name) {
 			continue
 		}
 		v, err := readSized(func(b []byte) (int, error) { return unix.Lgetxattr(path, name, b) })
-		if err == unix.ENODATA { // removed in between
+		if err == errNoAttr { // removed in between
 			continue
 		}
 		if err != nil {

@@ -15,7 +15,7 @@ from ._stdio import StdioTransport
 from ._types import AgentFSOptions, Info
 from .v1 import agent_pb2, protocol_pb2, rpc
 
-__version__ = "0.1.0"
+__version__ = "0.7.0"
 
 _ID = re.compile(r"^[A-Za-z0-9_-]+$")
 

@@ -283,7 +283,7 @@ func (se *Session) Exec(ctx context.Context, script string, opts ExecOptions) (R
 	}
 	defer cancel()
 	b := newBudget(s.opts.Limits, cancel)
-	st := &execState{b: b, fs: &guardFS{fs: s.fs, readable: cleanPrefixes(s.pol.Readable), writable: cleanPrefixes(s.pol.Writable), b: b, umask: s.pol.Umask}}
+	st := &execState{b: b, fs: &guardFS{fs: s.fs, readable: cleanPrefixes(s.pol.Readable), writable: cleanPrefixes(s.pol.Writable), b: b, umask: s.pol.Umask, pipes: newPipeTable(runCtx, b.mem)}}
 	st.stdout = &limitWriter{mu: &outMu, w: outW, b: b, counter: &b.output, own: &b.stdoutBytes, max: s.opts.Limits.MaxOutputBytes, name: "output", closed: &st.closed}
 	st.stderr = &limitWriter{mu: &outMu, w: errW, b: b, counter: &b.output, own: &b.stderrBytes, max: s.opts.Limits.MaxOutputBytes, name: "output", closed: &st.closed}
 	se.run.Store(st)
@@ -335,6 +335,7 @@ func (se *Session) runScript(runCtx, callerCtx context.Context, script, dir stri
 		fmt.Fprintf(st.stderr, "agentfs-sh: %s\n", msg)
 		return 2, false, nil, nil
 	}
+	rewriteProcSubst(file)
 	countBackground(file)
 	r := se.runner
 	if dir != r.Dir {
@@ -437,8 +438,6 @@ func unsupported(node syntax.Node) string {
 			return false
 		}
 		switch x := n.(type) {
-		case *syntax.ProcSubst:
-			msg = "process substitution <(...) >(...) is not supported in the sandbox; use a pipe or a temporary file"
 		case *syntax.CoprocClause:
 			msg = "coproc is not supported in the sandbox"
 		case *syntax.UnaryTest:

@@ -122,6 +122,9 @@ func (h *handlers) open(ctx context.Context, p string, flag int, perm os.FileMod
 	if err != nil {
 		return nil, pathError(shown, err)
 	}
+	if flag == os.O_RDONLY {
+		return st.stdinPipe(f), nil
+	}
 	return f, nil
 }
 
@@ -456,6 +459,9 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 	stdin := inv.Stdin
 	if stdin == nil {
 		stdin = eof{}
+	}
+	if f, ok := stdin.(*os.File); ok {
+		stdin = st.stdinFile(f)
 	}
 	stdout, stderr := inv.Stdout, inv.Stderr
 	if stdout == nil {

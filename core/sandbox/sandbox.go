@@ -163,6 +163,11 @@ type execState struct {
 
 	redirMu sync.Mutex
 	redirs  []*atomicRedirect // replacing redirections of this Exec
+
+	// stdinFiles maps the host pipe the interpreter hands a command for
+	// "cmd < file" to the agent file behind it (stdin.go).
+	stdinMu    sync.Mutex
+	stdinFiles map[uint64]vfs.Stat
 }
 
 func (st *execState) addRedirect(f *atomicRedirect) {
@@ -326,7 +331,7 @@ func (se *Session) runScript(runCtx, callerCtx context.Context, script, dir stri
 	if err := b.checkParse(script); err != nil {
 		return ExitLimit, false, b.tripped.Load(), nil
 	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
+	file, err := parseScript(script, "", "agentfs-sh", st.stderr)
 	if err != nil {
 		fmt.Fprintf(st.stderr, "agentfs-sh: %v\n", err)
 		return 2, false, nil, nil

@@ -396,6 +396,27 @@ func (c *Cmd) Stat(name string) (vfs.Stat, error) {
 	return c.FS.Stat(p)
 }
 
+// StdinStat is the attributes of standard input when it is a file of
+// the sandbox ("cmd < file"); an error for a pipe or a stream.
+func (c *Cmd) StdinStat() (vfs.Stat, error) {
+	if f, ok := c.Stdin.(interface{ Stat() (vfs.Stat, error) }); ok {
+		return f.Stat()
+	}
+	return vfs.Stat{}, syscall.ESPIPE
+}
+
+// CLocale reports whether the environment selects the C (POSIX) locale
+// for characters (LC_ALL, then LC_CTYPE, then LANG): a character is then
+// a byte. The sandbox's default is UTF-8.
+func (c *Cmd) CLocale() bool {
+	for _, name := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := c.Getenv(name); v != "" {
+			return v == "C" || v == "POSIX"
+		}
+	}
+	return false
+}
+
 // Lstat does not follow a final symlink.
 func (c *Cmd) Lstat(name string) (vfs.Stat, error) {
 	p := c.Abs(name)

@@ -476,6 +476,8 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 		return st.background(args)
 	case cmdPsub, cmdPsubRelease:
 		return st.psub(args, stdout, stderr)
+	case cmdTimeStart, cmdTimeEnd:
+		return timeCmd(args, stdout, stderr)
 	case cmdFail:
 		errf("%s\n", args[2])
 		if args[1] == "126" {
@@ -561,6 +563,7 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 		Now:     sandbox.opts.Now,
 		Net:     sandbox.net,
 		Mem:     st.b.mem,
+		Umask:   st.fs.umask,
 	}
 	// What the command reserved is given back when it returns.
 	defer cmd.ReleaseAll()

@@ -336,6 +336,13 @@ func (g *guardFS) Chmod(p string, perm uint32) error {
 	return g.fs.Chmod(p, perm)
 }
 
+func (g *guardFS) Chown(p string, uid, gid int64, follow bool) error {
+	if err := g.write("chown", p, follow); err != nil {
+		return err
+	}
+	return g.fs.Chown(p, uid, gid, follow)
+}
+
 func (g *guardFS) Utimens(p string, atime, mtime *time.Time, follow bool) error {
 	if err := g.write("utimens", p, follow); err != nil {
 		return err

@@ -155,9 +155,7 @@ func rewriteSource(src string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	ps := rewriteProcSubst(f)
-	bg := countBackground(f)
-	if !ps && !bg {
+	if !rewriteScript(f) {
 		return "", false
 	}
 	var b strings.Builder

@@ -340,8 +340,7 @@ func (se *Session) runScript(runCtx, callerCtx context.Context, script, dir stri
 		fmt.Fprintf(st.stderr, "agentfs-sh: %s\n", msg)
 		return 2, false, nil, nil
 	}
-	rewriteProcSubst(file)
-	countBackground(file)
+	rewriteScript(file)
 	r := se.runner
 	if dir != r.Dir {
 		if fst, err := se.s.fs.Stat(dir); err != nil || !fst.IsDir() {

@@ -101,8 +101,7 @@ func (h *handlers) runShell(ctx context.Context, st *execState, inv commands.Inv
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, msg)
 		return 2
 	}
-	rewriteProcSubst(file)
-	countBackground(file)
+	rewriteScript(file)
 	senv := newEnviron(h.sess.s.pol)
 	senv.vars = map[string]expand.Variable{}
 	for _, kv := range env.list() {

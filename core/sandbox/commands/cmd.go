@@ -36,6 +36,9 @@ type FS interface {
 	Symlink(target, linkp string) error
 	Readlink(p string) (string, error)
 	Chmod(p string, perm uint32) error
+	// Chown sets owner and group (-1 keeps one); follow false acts on
+	// a symlink itself.
+	Chown(p string, uid, gid int64, follow bool) error
 	Utimens(p string, atime, mtime *time.Time, follow bool) error
 	Truncate(p string, size int64) error
 	CopyFile(src, dst string) error
@@ -95,6 +98,8 @@ type Cmd struct {
 	Net *Net
 	// Mem is the run's memory budget (nil: none); see Reserve.
 	Mem *Mem
+	// Umask is the sandbox's file creation mask (chmod +w honours it).
+	Umask uint32
 
 	held int64 // bytes of Mem this command reserved
 }

@@ -155,6 +155,12 @@ func runCmp(c *Cmd) int {
 	w := c.bufOut()
 	byteNo, line := int64(0), int64(1)
 	differ := false
+	// GNU's message says "char" untranslated (the C locale) and "byte"
+	// in the English catalogs.
+	unit := "byte"
+	if c.CLocale() {
+		unit = "char"
+	}
 	var last byte
 	for limit < 0 || byteNo < limit {
 		if byteNo&0xffff == 0 && c.Cancelled() {
@@ -208,9 +214,9 @@ func runCmp(c *Cmd) int {
 			}
 			if !list {
 				if printBytes {
-					fmt.Fprintf(w, "%s %s differ: byte %d, line %d is %3o %s %3o %s\n", names[0], names[1], byteNo, line, b1, printable(b1), b2, printable(b2))
+					fmt.Fprintf(w, "%s %s differ: %s %d, line %d is %3o %s %3o %s\n", names[0], names[1], unit, byteNo, line, b1, printable(b1), b2, printable(b2))
 				} else {
-					fmt.Fprintf(w, "%s %s differ: byte %d, line %d\n", names[0], names[1], byteNo, line)
+					fmt.Fprintf(w, "%s %s differ: %s %d, line %d\n", names[0], names[1], unit, byteNo, line)
 				}
 				return exitWrite(c, w.Flush(), 1)
 			}

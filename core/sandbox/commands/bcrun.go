@@ -315,8 +315,8 @@ func (st *bcState) call(n *bcNode) num {
 
 func (st *bcState) out(s string) {
 	// Long numbers wrap with a backslash at BC_LINE_LENGTH (70).
-	for st.lineLen > 1 && st.col+len(s) > st.lineLen-1 && !strings.HasPrefix(s, "\n") {
-		cut := st.lineLen - 1 - st.col
+	for st.lineLen > 2 && st.col+len(s) > st.lineLen-2 && !strings.HasPrefix(s, "\n") {
+		cut := st.lineLen - 2 - st.col
 		if cut <= 0 {
 			io.WriteString(st.w, "\\\n")
 			st.col = 0
@@ -512,9 +512,15 @@ func bcRun(st *bcState, src string) (status int) {
 		if stmt == nil {
 			continue
 		}
-		sig, stop := st.safeExec(stmt)
+		sig, stop, failed := st.safeExec(stmt)
 		if stop {
 			return 1
+		}
+		if failed {
+			// A runtime error drops the rest of its line, as in bc.
+			for p.peek().kind != "nl" && p.peek().kind != "eof" {
+				p.next()
+			}
 		}
 		if sig == bcQuit {
 			return status
@@ -535,7 +541,7 @@ func flushTo(st *bcState) {
 
 // safeExec runs one top-level statement; a runtime error ends it with a
 // message, as in bc, and the next statement runs.
-func (st *bcState) safeExec(n *bcNode) (sig bcSignal, stop bool) {
+func (st *bcState) safeExec(n *bcNode) (sig bcSignal, stop, failed bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			if r == errBcStop {
@@ -551,8 +557,8 @@ func (st *bcState) safeExec(n *bcNode) (sig bcSignal, stop bool) {
 			st.vars = st.vars[:1]
 			st.arrays = st.arrays[:1]
 			st.depth = 0
-			sig = bcNone
+			sig, failed = bcNone, true
 		}
 	}()
-	return st.exec(n), false
+	return st.exec(n), false, false
 }

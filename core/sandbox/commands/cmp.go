@@ -214,7 +214,7 @@ func runCmp(c *Cmd) int {
 			}
 			if !list {
 				if printBytes {
-					fmt.Fprintf(w, "%s %s differ: %s %d, line %d is %3o %s %3o %s\n", names[0], names[1], unit, byteNo, line, b1, printable(b1), b2, printable(b2))
+					fmt.Fprintf(w, "%s %s differ: byte %d, line %d is %3o %s %3o %s\n", names[0], names[1], byteNo, line, b1, printable(b1), b2, printable(b2))
 				} else {
 					fmt.Fprintf(w, "%s %s differ: %s %d, line %d\n", names[0], names[1], unit, byteNo, line)
 				}

@@ -32,6 +32,7 @@ type codec struct {
 	decompress func(r io.Reader) (io.Reader, error)
 	notFormat  string // the message for input of another format
 	corrupt    string // ... and for damaged data
+	badStatus  int    // the exit status for bad input
 }
 
 var xzCodec = codec{
@@ -40,6 +41,7 @@ var xzCodec = codec{
 	decompress: func(r io.Reader) (io.Reader, error) { return xz.NewReader(r) },
 	notFormat:  "File format not recognized",
 	corrupt:    "Compressed data is corrupt",
+	badStatus:  1,
 }
 
 // bzip2 compression has no maintained pure-Go implementation the
@@ -50,6 +52,7 @@ var bzip2Codec = codec{
 	decompress: func(r io.Reader) (io.Reader, error) { return bzip2.NewReader(r), nil },
 	notFormat:  "not a bzip2 file",
 	corrupt:    "data integrity (CRC) error in data",
+	badStatus:  2,
 }
 
 func runCodec(c *Cmd, k codec, decompress, toStdout bool) int {
@@ -137,7 +140,7 @@ func runCodec(c *Cmd, k codec, decompress, toStdout bool) int {
 				c.FS.Unlink(c.Abs(out))
 			}
 			c.Errorf("%s: %s", f, err)
-			status = 1
+			status = max(status, k.badStatus)
 			continue
 		}
 		if dst != "" {

@@ -147,10 +147,6 @@ func parseBcNumber(lit string, ibase int) num {
 	if frac == "" {
 		return r
 	}
-	if ibase == 10 {
-		f, _ := new(big.Int).SetString(frac, 10)
-		return bcAdd(r, num{n: f, scale: len(frac)}, false)
-	}
 	// Other bases: the fraction's value at the scale of its digits.
 	fn, fd := new(big.Int), big.NewInt(1)
 	for i := 0; i < len(frac); i++ {
@@ -248,8 +244,14 @@ type bcTok struct {
 	line int
 }
 
-func bcLex(src string) ([]bcTok, error) {
-	var toks []bcTok
+func bcLex(src string) (toks []bcTok, err error) {
+	// What was read before an error runs, as in bc: the tokens always
+	// end with "eof".
+	defer func() {
+		if err != nil {
+			toks = append(toks, bcTok{"eof", "", 0})
+		}
+	}()
 	line := 1
 	for i := 0; i < len(src); {
 		ch := src[i]

@@ -139,7 +139,10 @@ func (st *bcState) store(target *bcNode, v num) {
 
 func (st *bcState) load(target *bcNode) num {
 	if target.kind == "arr" {
-		return st.array(target.val)[st.index(target.a)]
+		if v, ok := st.array(target.val)[st.index(target.a)]; ok {
+			return v
+		}
+		return newNum(0)
 	}
 	return st.get(target.val)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ulikunitz/xz"
 
@@ -86,7 +87,9 @@ func TestAttack_Zip_Slip(t *testing.T) {
 // budget stops at the "filesystem writes" limit, streamed (never whole
 // in memory); listing it costs nothing. The same for xz.
 func TestAttack_Zip_Bomb(t *testing.T) {
-	const size = 96 << 20
+	// Far past the budgets below, which are small so that the bombs
+	// stop on bytes, never on time, even under -race on a loaded machine.
+	const size = 24 << 20
 	var z bytes.Buffer
 	zw := zip.NewWriter(&z)
 	w, err := zw.Create("zeros")
@@ -102,7 +105,9 @@ func TestAttack_Zip_Bomb(t *testing.T) {
 	}
 	io.CopyN(xw, zeroReader{}, size)
 	xw.Close()
-	a, sb := newSandbox(t, sandbox.Options{Limits: sandbox.Hardened})
+	lim := sandbox.Hardened
+	lim.MaxFSWriteBytes, lim.MaxStreamBytes, lim.WallTime = 4<<20, 4<<20, 10*time.Minute
+	a, sb := newSandbox(t, sandbox.Options{Limits: lim})
 	if err := a.FS.WriteFile("/data/bomb.zip", z.Bytes(), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}

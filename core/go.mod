@@ -16,6 +16,7 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/ncruces/go-sqlite3 v0.37.0
 	github.com/tursodatabase/go-libsql v0.0.0-20251219133454-43644db490ff
+	github.com/ulikunitz/xz v0.5.17
 	golang.org/x/sys v0.49.0
 	google.golang.org/protobuf v1.36.12
 	mvdan.cc/sh/v3 v3.14.1

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"strconv"
-	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -54,20 +53,6 @@ func countBackground(node syntax.Node) bool {
 		return true
 	})
 	return found
-}
-
-// countBackgroundSource is countBackground for the text of eval: the
-// rewritten source, or ok=false when there is nothing to rewrite.
-func countBackgroundSource(src string) (string, bool) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
-	if err != nil || !countBackground(f) {
-		return "", false
-	}
-	var b strings.Builder
-	if err := syntax.NewPrinter().Print(&b, f); err != nil {
-		return "", false
-	}
-	return b.String(), true
 }
 
 // background runs bg-enter and bg-leave.

@@ -80,12 +80,31 @@ func (h *handlers) open(ctx context.Context, p string, flag int, perm os.FileMod
 	}
 	hc := interp.HandlerCtx(ctx)
 	shown := p
-	if strings.HasPrefix(p, sourcePrefix+"/") {
+	isSource := strings.HasPrefix(p, sourcePrefix+"/")
+	if isSource {
 		p = strings.TrimPrefix(p, sourcePrefix)
 		shown = p
 	}
 	abs := absPath(hc.Dir, p)
+	if isSource && flag == os.O_RDONLY {
+		// "source FILE": the script is read here so that it gets the
+		// sandbox's rewrites (process substitution, background jobs).
+		data, err := st.fs.ReadFile(abs)
+		if err != nil {
+			return nil, pathError(shown, err)
+		}
+		if out, ok := rewriteSource(string(data)); ok {
+			data = []byte(out)
+		}
+		return readOnly{strings.NewReader(string(data))}, nil
+	}
 	if f, ok := commands.OpenDevice(abs, hc.Stdin, hc.Stdout, hc.Stderr); ok {
+		return f, nil
+	}
+	if f, ok, err := st.fs.pipes.open(abs, flag); ok {
+		if err != nil {
+			return nil, pathError(shown, err)
+		}
 		return f, nil
 	}
 	if flag&^os.O_EXCL == os.O_WRONLY|os.O_CREATE|os.O_TRUNC {
@@ -102,6 +121,9 @@ func (h *handlers) open(ctx context.Context, p string, flag int, perm os.FileMod
 	f, err := st.fs.Open(abs, flag, uint32(perm.Perm()))
 	if err != nil {
 		return nil, pathError(shown, err)
+	}
+	if flag == os.O_RDONLY {
+		return st.stdinPipe(f), nil
 	}
 	return f, nil
 }
@@ -272,13 +294,16 @@ func (h *handlers) rewrite(ctx context.Context, args []string) []string {
 		if msg := unsupportedSource(src); msg != "" {
 			return []string{cmdFail, "2", "eval: " + msg}
 		}
-		if out, ok := countBackgroundSource(src); ok {
+		if out, ok := rewriteSource(src); ok {
 			return []string{"eval", out}
 		}
 	case "trap":
 		if len(args) > 2 {
 			if msg := unsupportedSource(args[1]); msg != "" {
 				return []string{cmdFail, "2", "trap: " + msg}
+			}
+			if out, ok := rewriteSource(args[1]); ok {
+				return append([]string{"trap", out}, args[2:]...)
 			}
 		}
 	case "test", "[":
@@ -291,7 +316,7 @@ func (h *handlers) rewrite(ctx context.Context, args []string) []string {
 		if len(args) > 1 {
 			hc := interp.HandlerCtx(ctx)
 			abs := absPath(hc.Dir, args[1])
-			if st, err := h.state(); err == nil {
+			if st, err := h.state(); err == nil && !isPipe(abs) {
 				if data, err := st.fs.ReadFile(abs); err == nil {
 					if msg := unsupportedSource(string(data)); msg != "" {
 						return []string{cmdFail, "2", name + ": " + msg}
@@ -435,6 +460,9 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 	if stdin == nil {
 		stdin = eof{}
 	}
+	if f, ok := stdin.(*os.File); ok {
+		stdin = st.stdinFile(f)
+	}
 	stdout, stderr := inv.Stdout, inv.Stderr
 	if stdout == nil {
 		stdout = io.Discard
@@ -446,6 +474,10 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 	switch name {
 	case cmdBgEnter, cmdBgLeave:
 		return st.background(args)
+	case cmdPsub, cmdPsubRelease:
+		return st.psub(args, stdout, stderr)
+	case cmdTimeStart, cmdTimeEnd:
+		return timeCmd(args, stdout, stderr)
 	case cmdFail:
 		errf("%s\n", args[2])
 		if args[1] == "126" {
@@ -531,6 +563,7 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 		Now:     sandbox.opts.Now,
 		Net:     sandbox.net,
 		Mem:     st.b.mem,
+		Umask:   st.fs.umask,
 	}
 	// What the command reserved is given back when it returns.
 	defer cmd.ReleaseAll()
@@ -568,6 +601,12 @@ func (h *handlers) dispatch(ctx context.Context, st *execState, hc *interp.Handl
 	}()
 	return run(cmd)
 }
+
+// readOnly is a script handed to the interpreter from memory.
+type readOnly struct{ io.Reader }
+
+func (readOnly) Write([]byte) (int, error) { return 0, syscall.EBADF }
+func (readOnly) Close() error              { return nil }
 
 type eof struct{}
 

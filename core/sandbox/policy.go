@@ -105,6 +105,7 @@ type guardFS struct {
 	writable []string // nil: everything
 	b        *budget
 	umask    uint32
+	pipes    *pipeTable // process substitution: /dev/fd/N of this Exec
 }
 
 var _ commands.FS = (*guardFS)(nil)
@@ -188,6 +189,9 @@ func (g *guardFS) write(op, p string, follow bool) error {
 }
 
 func (g *guardFS) Stat(p string) (vfs.Stat, error) {
+	if st, ok, err := g.pipes.stat(p); ok {
+		return st, err
+	}
 	if err := g.read("stat", p, true); err != nil {
 		return vfs.Stat{}, err
 	}
@@ -195,6 +199,9 @@ func (g *guardFS) Stat(p string) (vfs.Stat, error) {
 }
 
 func (g *guardFS) Lstat(p string) (vfs.Stat, error) {
+	if st, ok, err := g.pipes.stat(p); ok {
+		return st, err
+	}
 	if err := g.read("lstat", p, false); err != nil {
 		return vfs.Stat{}, err
 	}
@@ -202,6 +209,9 @@ func (g *guardFS) Lstat(p string) (vfs.Stat, error) {
 }
 
 func (g *guardFS) ReadFile(p string) ([]byte, error) {
+	if data, ok, err := g.pipes.readFile(p); ok {
+		return data, err
+	}
 	if err := g.read("open", p, true); err != nil {
 		return nil, err
 	}
@@ -223,6 +233,9 @@ func (g *guardFS) WriteFile(p string, data []byte, opts vfs.WriteOptions) error 
 }
 
 func (g *guardFS) Open(p string, flags int, perm uint32) (commands.File, error) {
+	if f, ok, err := g.pipes.open(p, flags); ok {
+		return f, err
+	}
 	writing := flags&(os.O_WRONLY|os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND) != 0
 	var err error
 	if writing {
@@ -321,6 +334,13 @@ func (g *guardFS) Chmod(p string, perm uint32) error {
 		return err
 	}
 	return g.fs.Chmod(p, perm)
+}
+
+func (g *guardFS) Chown(p string, uid, gid int64, follow bool) error {
+	if err := g.write("chown", p, follow); err != nil {
+		return err
+	}
+	return g.fs.Chown(p, uid, gid, follow)
 }
 
 func (g *guardFS) Utimens(p string, atime, mtime *time.Time, follow bool) error {

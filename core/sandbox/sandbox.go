@@ -163,6 +163,11 @@ type execState struct {
 
 	redirMu sync.Mutex
 	redirs  []*atomicRedirect // replacing redirections of this Exec
+
+	// stdinFiles maps the host pipe the interpreter hands a command for
+	// "cmd < file" to the agent file behind it (stdin.go).
+	stdinMu    sync.Mutex
+	stdinFiles map[uint64]vfs.Stat
 }
 
 func (st *execState) addRedirect(f *atomicRedirect) {
@@ -283,7 +288,7 @@ func (se *Session) Exec(ctx context.Context, script string, opts ExecOptions) (R
 	}
 	defer cancel()
 	b := newBudget(s.opts.Limits, cancel)
-	st := &execState{b: b, fs: &guardFS{fs: s.fs, readable: cleanPrefixes(s.pol.Readable), writable: cleanPrefixes(s.pol.Writable), b: b, umask: s.pol.Umask}}
+	st := &execState{b: b, fs: &guardFS{fs: s.fs, readable: cleanPrefixes(s.pol.Readable), writable: cleanPrefixes(s.pol.Writable), b: b, umask: s.pol.Umask, pipes: newPipeTable(runCtx, b.mem)}}
 	st.stdout = &limitWriter{mu: &outMu, w: outW, b: b, counter: &b.output, own: &b.stdoutBytes, max: s.opts.Limits.MaxOutputBytes, name: "output", closed: &st.closed}
 	st.stderr = &limitWriter{mu: &outMu, w: errW, b: b, counter: &b.output, own: &b.stderrBytes, max: s.opts.Limits.MaxOutputBytes, name: "output", closed: &st.closed}
 	se.run.Store(st)
@@ -326,7 +331,7 @@ func (se *Session) runScript(runCtx, callerCtx context.Context, script, dir stri
 	if err := b.checkParse(script); err != nil {
 		return ExitLimit, false, b.tripped.Load(), nil
 	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
+	file, err := parseScript(script, "", "agentfs-sh", st.stderr)
 	if err != nil {
 		fmt.Fprintf(st.stderr, "agentfs-sh: %v\n", err)
 		return 2, false, nil, nil
@@ -335,7 +340,7 @@ func (se *Session) runScript(runCtx, callerCtx context.Context, script, dir stri
 		fmt.Fprintf(st.stderr, "agentfs-sh: %s\n", msg)
 		return 2, false, nil, nil
 	}
-	countBackground(file)
+	rewriteScript(file)
 	r := se.runner
 	if dir != r.Dir {
 		if fst, err := se.s.fs.Stat(dir); err != nil || !fst.IsDir() {
@@ -437,8 +442,6 @@ func unsupported(node syntax.Node) string {
 			return false
 		}
 		switch x := n.(type) {
-		case *syntax.ProcSubst:
-			msg = "process substitution <(...) >(...) is not supported in the sandbox; use a pipe or a temporary file"
 		case *syntax.CoprocClause:
 			msg = "coproc is not supported in the sandbox"
 		case *syntax.UnaryTest:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -90,7 +92,7 @@ func (h *handlers) runShell(ctx context.Context, st *execState, inv commands.Inv
 	if ctx.Err() != nil || st.b.checkParse(script) != nil {
 		return ExitLimit
 	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), scriptName)
+	file, err := parseScript(script, scriptName, name, inv.Stderr)
 	if err != nil {
 		fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 		return 2
@@ -99,7 +101,7 @@ func (h *handlers) runShell(ctx context.Context, st *execState, inv commands.Inv
 		fmt.Fprintf(inv.Stderr, "%s: %s\n", name, msg)
 		return 2
 	}
-	countBackground(file)
+	rewriteScript(file)
 	senv := newEnviron(h.sess.s.pol)
 	senv.vars = map[string]expand.Variable{}
 	for _, kv := range env.list() {
@@ -138,4 +140,31 @@ func (h *handlers) runShell(ctx context.Context, st *execState, inv commands.Inv
 	}
 	fmt.Fprintf(inv.Stderr, "%s: %v\n", name, err)
 	return 1
+}
+
+// parseScript parses a script as bash does: a here-document left open at
+// the end of the script ends there, with bash's warning on warn, instead
+// of failing the whole script.
+func parseScript(src, name, prefix string, warn io.Writer) (*syntax.File, error) {
+	for range 16 {
+		file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), name)
+		var pe syntax.ParseError
+		if err == nil || !errors.As(err, &pe) {
+			return file, err
+		}
+		word, ok := strings.CutPrefix(pe.Text, "unclosed here-document ")
+		if !ok {
+			return file, err
+		}
+		stop, uerr := strconv.Unquote(word)
+		if uerr != nil {
+			return file, err
+		}
+		fmt.Fprintf(warn, "%s: warning: here-document at line %d delimited by end-of-file (wanted `%s')\n", prefix, pe.Pos.Line(), stop)
+		if !strings.HasSuffix(src, "\n") {
+			src += "\n"
+		}
+		src += stop + "\n"
+	}
+	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), name)
 }

@@ -2,6 +2,12 @@
 
 package sandbox
 
-import "github.com/agentfs-go/agentfs/core/vfs"
+import (
+	"os"
+
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
 
 func sysStat(vfs.Stat) any { return nil }
+
+func pipeKey(*os.File) (uint64, bool) { return 0, false }

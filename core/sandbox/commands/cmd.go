@@ -36,6 +36,9 @@ type FS interface {
 	Symlink(target, linkp string) error
 	Readlink(p string) (string, error)
 	Chmod(p string, perm uint32) error
+	// Chown sets owner and group (-1 keeps one); follow false acts on
+	// a symlink itself.
+	Chown(p string, uid, gid int64, follow bool) error
 	Utimens(p string, atime, mtime *time.Time, follow bool) error
 	Truncate(p string, size int64) error
 	CopyFile(src, dst string) error
@@ -95,6 +98,8 @@ type Cmd struct {
 	Net *Net
 	// Mem is the run's memory budget (nil: none); see Reserve.
 	Mem *Mem
+	// Umask is the sandbox's file creation mask (chmod +w honours it).
+	Umask uint32
 
 	held int64 // bytes of Mem this command reserved
 }
@@ -394,6 +399,27 @@ func (c *Cmd) Stat(name string) (vfs.Stat, error) {
 		return DeviceStat(p), nil
 	}
 	return c.FS.Stat(p)
+}
+
+// StdinStat is the attributes of standard input when it is a file of
+// the sandbox ("cmd < file"); an error for a pipe or a stream.
+func (c *Cmd) StdinStat() (vfs.Stat, error) {
+	if f, ok := c.Stdin.(interface{ Stat() (vfs.Stat, error) }); ok {
+		return f.Stat()
+	}
+	return vfs.Stat{}, syscall.ESPIPE
+}
+
+// CLocale reports whether the environment selects the C (POSIX) locale
+// for characters (LC_ALL, then LC_CTYPE, then LANG): a character is then
+// a byte. The sandbox's default is UTF-8.
+func (c *Cmd) CLocale() bool {
+	for _, name := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := c.Getenv(name); v != "" {
+			return v == "C" || v == "POSIX"
+		}
+	}
+	return false
 }
 
 // Lstat does not follow a final symlink.

@@ -21,6 +21,7 @@ func init() {
 type jqOpts struct {
 	raw, join, compact, sortKeys, tab bool
 	indent                            int
+	order                             *jqOrder
 }
 
 func runJq(c *Cmd) int {
@@ -28,7 +29,7 @@ func runJq(c *Cmd) int {
 	var filter string
 	haveFilter := false
 	var files []string
-	opt := jqOpts{indent: 2}
+	opt := jqOpts{indent: 2, order: newJQOrder()}
 	nullInput, slurp, exitStatus, rawInput := false, false, false, false
 	var names []string
 	var values []any
@@ -114,8 +115,10 @@ func runJq(c *Cmd) int {
 		c.Errorf("error: %v", err)
 		return 3
 	}
+	opt.order.addQuery(q)
+	q.FuncDefs = append(jqOrderDefs(), q.FuncDefs...)
 	iter := &jqInputs{}
-	code, err := gojq.Compile(q, gojq.WithVariables(names), gojq.WithInputIter(iter), gojq.WithEnvironLoader(func() []string {
+	code, err := gojq.Compile(q, gojq.WithVariables(names), opt.order.keysFunction(), gojq.WithInputIter(iter), gojq.WithEnvironLoader(func() []string {
 		if c.Environ == nil {
 			return nil
 		}
@@ -148,8 +151,8 @@ func runJq(c *Cmd) int {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		for {
-			var v any
-			if err := dec.Decode(&v); err == io.EOF {
+			v, err := opt.order.decode(dec)
+			if err == io.EOF {
 				break
 			} else if err != nil {
 				c.Errorf("error (at <stdin>:0): %v", err)
@@ -188,7 +191,9 @@ func runJq(c *Cmd) int {
 				w.Flush()
 				c.Errorf("error (at <stdin>:0): %v", err)
 				status = 5
-				continue
+				// jq stops the outputs of this input at its first
+				// error and goes on with the next input.
+				return true
 			}
 			last, haveLast = out, true
 			writeJQ(w, out, opt)
@@ -345,11 +350,16 @@ func encodeJQ(b *bytes.Buffer, v any, opt jqOpts, depth int) {
 			b.WriteString("{}")
 			return
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
+		var keys []string
+		if opt.sortKeys {
+			keys = make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+		} else {
+			keys = opt.order.keys(x)
 		}
-		sort.Strings(keys)
 		b.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {

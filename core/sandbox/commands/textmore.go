@@ -530,8 +530,85 @@ func runStrings(c *Cmd) int {
 	return exitWrite(c, w.Flush(), status)
 }
 
+// odSpec is one output format of od (-t TYPE).
+type odSpec struct {
+	kind  byte // a c d o u x
+	size  int  // bytes per field
+	width int  // digits of a field
+	z     bool // show the bytes as text after the line
+}
+
+func parseOdType(t string) ([]odSpec, bool) {
+	var out []odSpec
+	for t != "" {
+		k := t[0]
+		t = t[1:]
+		sp := odSpec{kind: k, size: 1}
+		switch k {
+		case 'a', 'c':
+		case 'd', 'o', 'u', 'x':
+			sp.size = 4
+			if t != "" {
+				switch t[0] {
+				case 'C':
+					sp.size, t = 1, t[1:]
+				case 'S':
+					sp.size, t = 2, t[1:]
+				case 'I':
+					sp.size, t = 4, t[1:]
+				case 'L':
+					sp.size, t = 8, t[1:]
+				default:
+					n := 0
+					for n < len(t) && t[n] >= '0' && t[n] <= '9' {
+						n++
+					}
+					if n > 0 {
+						sz, _ := strconv.Atoi(t[:n])
+						if sz != 1 && sz != 2 && sz != 4 && sz != 8 {
+							return nil, false
+						}
+						sp.size, t = sz, t[n:]
+					}
+				}
+			}
+		default:
+			return nil, false
+		}
+		if t != "" && t[0] == 'z' {
+			sp.z, t = true, t[1:]
+		}
+		bits := uint(8 * sp.size)
+		switch k {
+		case 'a', 'c':
+			sp.width = 3
+		case 'o':
+			sp.width = int(bits+2) / 3
+		case 'x':
+			sp.width = sp.size * 2
+		case 'u':
+			sp.width = len(strconv.FormatUint(1<<bits-1, 10))
+			if bits == 64 {
+				sp.width = 20
+			}
+		case 'd':
+			sp.width = len(strconv.FormatUint(1<<(bits-1), 10)) + 1
+			if bits == 64 {
+				sp.width = 20
+			}
+		}
+		out = append(out, sp)
+	}
+	return out, true
+}
+
+var odNames = [...]string{"nul", "soh", "stx", "etx", "eot", "enq", "ack", "bel", "bs", "ht", "nl", "vt", "ff", "cr", "so", "si",
+	"dle", "dc1", "dc2", "dc3", "dc4", "nak", "syn", "etb", "can", "em", "sub", "esc", "fs", "gs", "rs", "us", "sp"}
+
 func runOd(c *Cmd) int {
-	o, files, code, ok := c.parseOpts(spec{short: "A:t:cxbvdo", long: map[string]string{"address-radix=": "A", "format=": "t", "output-duplicates": "v"}}, 1)
+	o, files, code, ok := c.parseOpts(spec{short: "A:t:cxbvdoj:N:w:is", long: map[string]string{
+		"address-radix=": "A", "format=": "t", "output-duplicates": "v", "skip-bytes=": "j", "read-bytes=": "N", "width=": "w",
+	}}, 1)
 	if !ok {
 		return code
 	}
@@ -539,26 +616,102 @@ func runOd(c *Cmd) int {
 	if radix == "" {
 		radix = "o"
 	}
-	format := "o2"
-	switch o.last("c", "x", "b", "d", "o", "t") {
-	case "c":
-		format = "c"
-	case "x":
-		format = "x2"
-	case "b":
-		format = "o1"
-	case "d":
-		format = "u2"
-	case "t":
-		format, _ = o.val("t")
+	if len(radix) != 1 || !strings.Contains("doxn", radix) {
+		return c.Usage(1, "invalid output address radix '%s'; it must be one character from [doxn]", radix)
+	}
+	var specs []odSpec
+	for _, x := range o.list {
+		var add []odSpec
+		switch x.key {
+		case "c":
+			add, _ = parseOdType("c")
+		case "x":
+			add, _ = parseOdType("x2")
+		case "b":
+			add, _ = parseOdType("o1")
+		case "d":
+			add, _ = parseOdType("u2")
+		case "o":
+			add, _ = parseOdType("o2")
+		case "i":
+			add, _ = parseOdType("d4")
+		case "s":
+			add, _ = parseOdType("d2")
+		case "t":
+			var ok bool
+			if add, ok = parseOdType(x.val); !ok {
+				return c.Usage(1, "invalid type string %s", q(x.val))
+			}
+		}
+		specs = append(specs, add...)
+	}
+	if len(specs) == 0 {
+		specs, _ = parseOdType("o2")
+	}
+	skip, limit := int64(0), int64(-1)
+	if v, ok := o.val("j"); ok {
+		n, ok := parseOdNumber(v)
+		if !ok {
+			return c.Fail("invalid skip-bytes argument %s", q(v))
+		}
+		skip = n
+	}
+	if v, ok := o.val("N"); ok {
+		n, ok := parseOdNumber(v)
+		if !ok {
+			return c.Fail("invalid read-bytes argument %s", q(v))
+		}
+		limit = n
+	}
+	perLine := 16
+	if v, ok := o.val("w"); ok {
+		n, err := strconv.Atoi(v)
+		if v == "" {
+			n, err = 32, nil
+		}
+		if err != nil || n <= 0 || n > 1<<16 {
+			return c.Fail("invalid -w argument %s", q(v))
+		}
+		perLine = n
+	}
+	lcm := 1
+	for _, sp := range specs {
+		for lcm%sp.size != 0 {
+			lcm++
+		}
+	}
+	if perLine%lcm != 0 {
+		perLine = lcm
 	}
 	var data []byte
+	toSkip := skip
 	status := c.Inputs(files, func(name string, r io.Reader) error {
+		if toSkip > 0 {
+			n, err := io.CopyN(io.Discard, r, toSkip)
+			toSkip -= n
+			if err != nil && err != io.EOF {
+				return err
+			}
+			if toSkip > 0 {
+				return nil
+			}
+		}
+		if limit >= 0 {
+			r = io.LimitReader(r, limit-int64(len(data)))
+		}
 		b, err := c.ReadAllFrom(r, 0)
 		data = append(data, b...)
 		return err
 	})
-	addr := func(n int) string {
+	if toSkip > 0 {
+		c.Errorf("cannot skip past end of combined input")
+		return 1
+	}
+	addrWidth := 7
+	if radix == "x" {
+		addrWidth = 6
+	}
+	addr := func(n int64) string {
 		switch radix {
 		case "d":
 			return fmt.Sprintf("%07d", n)
@@ -569,23 +722,19 @@ func runOd(c *Cmd) int {
 		}
 		return fmt.Sprintf("%07o", n)
 	}
-	size := 1
-	kind := format[0]
-	if len(format) > 1 {
-		size, _ = strconv.Atoi(format[1:])
-	}
-	if kind == 'c' || kind == 'a' {
-		size = 1
-	}
-	if size != 1 && size != 2 && size != 4 && size != 8 {
-		return c.Fail("invalid type string %s", q(format))
+	// GNU aligns the formats of a line: every block of perLine bytes is
+	// as wide as the widest format makes it, the padding spread over
+	// the fields.
+	blockWidth := 0
+	for _, sp := range specs {
+		blockWidth = max(blockWidth, (sp.width+1)*(perLine/sp.size))
 	}
 	w := c.bufOut()
 	var prev []byte
 	starred := false
-	for off := 0; off < len(data); off += 16 {
-		row := data[off:min(off+16, len(data))]
-		if !o.has("v") && prev != nil && string(prev) == string(row) && len(row) == 16 {
+	for off := 0; off < len(data); off += perLine {
+		row := data[off:min(off+perLine, len(data))]
+		if !o.has("v") && prev != nil && string(prev) == string(row) && len(row) == perLine {
 			if !starred {
 				w.WriteString("*\n")
 				starred = true
@@ -594,40 +743,98 @@ func runOd(c *Cmd) int {
 		}
 		starred = false
 		prev = row
-		w.WriteString(addr(off))
-		for i := 0; i < len(row); i += size {
-			var v uint64
-			for k := size - 1; k >= 0; k-- {
-				v <<= 8
-				if i+k < len(row) {
-					v |= uint64(row[i+k])
-				}
+		for si, sp := range specs {
+			if si == 0 {
+				w.WriteString(addr(skip + int64(off)))
+			} else if radix != "n" {
+				w.WriteString(strings.Repeat(" ", addrWidth))
 			}
-			switch kind {
-			case 'c':
-				w.WriteString(odChar(row[i]))
-			case 'x':
-				fmt.Fprintf(w, " %0*x", size*2, v)
-			case 'o':
-				fmt.Fprintf(w, " %0*o", (size*8+2)/3, v)
-			case 'u':
-				fmt.Fprintf(w, " %*d", len(strconv.FormatUint(1<<(8*uint(size))-1, 10)), v)
-			case 'd':
-				sv := int64(v)
-				if size < 8 && v >= 1<<(8*uint(size)-1) {
-					sv = int64(v) - int64(1)<<(8*uint(size))
+			fields := perLine / sp.size
+			pad := blockWidth - sp.width*fields
+			rem, printed := pad, 0
+			for i := 0; i < len(row); i += sp.size {
+				next := pad * (fields - printed - 1) / fields
+				fw := sp.width + rem - next
+				rem = next
+				printed++
+				var v uint64
+				for k := sp.size - 1; k >= 0; k-- {
+					v <<= 8
+					if i+k < len(row) {
+						v |= uint64(row[i+k])
+					}
 				}
-				fmt.Fprintf(w, " %*d", len(strconv.FormatUint(1<<(8*uint(size))-1, 10))+1, sv)
-			default:
-				return c.Fail("invalid type string %s", q(format))
+				var f string
+				bits := uint(8 * sp.size)
+				switch sp.kind {
+				case 'c':
+					f = strings.TrimLeft(odChar(row[i]), " ")
+				case 'a':
+					b := row[i] & 0x7f
+					switch {
+					case int(b) < len(odNames):
+						f = odNames[b]
+					case b == 0x7f:
+						f = "del"
+					default:
+						f = string(rune(b))
+					}
+				case 'x':
+					f = fmt.Sprintf("%0*x", sp.width, v)
+				case 'o':
+					f = fmt.Sprintf("%0*o", sp.width, v)
+				case 'u':
+					f = strconv.FormatUint(v, 10)
+				case 'd':
+					sv := int64(v)
+					if bits < 64 && v >= 1<<(bits-1) {
+						sv = int64(v) - int64(1)<<bits
+					}
+					f = strconv.FormatInt(sv, 10)
+				}
+				fmt.Fprintf(w, "%*s", fw, f)
 			}
+			if sp.z {
+				// Fill the missing fields of a short last line.
+				for ; printed < fields; printed++ {
+					next := pad * (fields - printed - 1) / fields
+					w.WriteString(strings.Repeat(" ", sp.width+rem-next))
+					rem = next
+				}
+				w.WriteString("  >")
+				for _, b := range row {
+					if b >= 32 && b < 127 {
+						w.WriteByte(b)
+					} else {
+						w.WriteByte('.')
+					}
+				}
+				w.WriteString("<")
+			}
+			w.WriteString("\n")
 		}
-		w.WriteString("\n")
 	}
 	if radix != "n" {
-		w.WriteString(addr(len(data)) + "\n")
+		w.WriteString(addr(skip+int64(len(data))) + "\n")
 	}
 	return exitWrite(c, w.Flush(), status)
+}
+
+// parseOdNumber is od's -j and -N: decimal, 0x hex, 0 octal, with the
+// size suffixes (b, k, m, ...).
+func parseOdNumber(s string) (int64, bool) {
+	switch {
+	case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):
+		n, err := strconv.ParseInt(s[2:], 16, 64)
+		return n, err == nil && n >= 0
+	case len(s) > 1 && s[0] == '0' && strings.Trim(s, "01234567") == "":
+		n, err := strconv.ParseInt(s[1:], 8, 64)
+		return n, err == nil
+	}
+	if strings.HasSuffix(s, "m") {
+		s = s[:len(s)-1] + "M"
+	}
+	return parseSize(s)
 }
 
 func odChar(b byte) string {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
 func init() {
@@ -27,6 +29,7 @@ func runWc(c *Cmd) int {
 	if !show[0] && !show[1] && !show[2] && !show[3] && !show[4] {
 		show = []bool{true, true, false, true, false}
 	}
+	byteChars := c.CLocale()
 	var results [][]int64
 	var names []string
 	var total wcCounts
@@ -36,7 +39,17 @@ func runWc(c *Cmd) int {
 		inWord := false
 		lineLen := int64(0)
 		for {
-			ch, size, err := br.ReadRune()
+			var ch rune
+			var size int
+			var err error
+			if byteChars {
+				// LC_ALL=C: a character is a byte.
+				var b byte
+				b, err = br.ReadByte()
+				ch, size = rune(b), 1
+			} else {
+				ch, size, err = br.ReadRune()
+			}
 			if err == io.EOF {
 				break
 			}
@@ -51,10 +64,10 @@ func runWc(c *Cmd) int {
 				lineLen = 0
 			} else if ch == '\t' {
 				lineLen += 8 - lineLen%8
-			} else if ch != utf8.RuneError || size != 1 {
+			} else if byteChars || ch != utf8.RuneError || size != 1 {
 				lineLen++
 			}
-			if unicode.IsSpace(ch) {
+			if (byteChars && ch < 0x80 && unicode.IsSpace(ch)) || (!byteChars && unicode.IsSpace(ch)) {
 				inWord = false
 			} else if !inWord {
 				inWord = true
@@ -90,11 +103,24 @@ func runWc(c *Cmd) int {
 	// regular input files, at least 7 when an input is not a regular file
 	// (stdin, a pipe), and not at all for one count of one input.
 	var sum int64
-	irregular := len(files) == 0
-	for _, f := range files {
-		if st, err := c.Stat(f); err == nil && st.IsRegular() && f != "-" {
+	irregular := false
+	inputs := files
+	if len(inputs) == 0 {
+		inputs = []string{"-"}
+	}
+	for _, f := range inputs {
+		var st vfs.Stat
+		var err error
+		if f == "-" {
+			// "wc < file" sizes its columns from the file, as GNU
+			// does; a pipe or a terminal gets the width of 7.
+			st, err = c.StdinStat()
+		} else {
+			st, err = c.Stat(f)
+		}
+		if err == nil && st.IsRegular() {
 			sum += st.Size
-		} else if err == nil {
+		} else if err == nil || f == "-" {
 			irregular = true
 		}
 	}

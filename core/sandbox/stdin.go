@@ -1,0 +1,76 @@
+package sandbox
+
+import (
+	"io"
+	"os"
+
+	"github.com/agentfs-go/agentfs/core/sandbox/commands"
+	"github.com/agentfs-go/agentfs/core/vfs"
+)
+
+// For "cmd < file" the interpreter turns any reader that is not an
+// *os.File into a host pipe it feeds itself, so a command would see a
+// pipe where GNU tools see the file (wc sizes its columns from it). The
+// open handler makes that pipe itself, remembers which agent file feeds
+// it, and dispatch gives the command a stdin that answers Stat with the
+// file's attributes. No host file is involved: only the pipe the
+// interpreter would have made anyway.
+
+// maxStdinFiles bounds the remembered pipes of one Exec.
+const maxStdinFiles = 1024
+
+// stdinPipe returns a host pipe fed from f, or f itself when f is not a
+// regular file or no pipe can be made (js/wasm).
+func (st *execState) stdinPipe(f commands.File) io.ReadWriteCloser {
+	vs, err := f.Stat()
+	if err != nil || !vs.IsRegular() {
+		return f
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return f
+	}
+	key, ok := pipeKey(pr)
+	if !ok {
+		pr.Close()
+		pw.Close()
+		return f
+	}
+	st.stdinMu.Lock()
+	if st.stdinFiles == nil || len(st.stdinFiles) >= maxStdinFiles {
+		st.stdinFiles = map[uint64]vfs.Stat{}
+	}
+	st.stdinFiles[key] = vs
+	st.stdinMu.Unlock()
+	go func() {
+		// Ends at the file's end, or with EPIPE once the interpreter
+		// closes the reading end after the command.
+		io.Copy(pw, f)
+		pw.Close()
+		f.Close()
+	}()
+	return pr
+}
+
+// stdinFile is the stdin a command gets: r, with the attributes of the
+// agent file that feeds it when there is one.
+func (st *execState) stdinFile(r *os.File) io.Reader {
+	key, ok := pipeKey(r)
+	if !ok {
+		return r
+	}
+	st.stdinMu.Lock()
+	vs, ok := st.stdinFiles[key]
+	st.stdinMu.Unlock()
+	if !ok {
+		return r
+	}
+	return fileStdin{Reader: r, st: vs}
+}
+
+type fileStdin struct {
+	io.Reader
+	st vfs.Stat
+}
+
+func (f fileStdin) Stat() (vfs.Stat, error) { return f.st, nil }

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package sync
 
 import (
@@ -43,14 +45,6 @@ type Meta struct {
 	SentBytes    int64  `json:"network_sent_bytes"`
 	ReceivedByte int64  `json:"network_received_bytes"`
 	Pushes       int64  `json:"pushes"`
-}
-
-// Options of a sync operation.
-type Options struct {
-	// Token is sent as "Authorization: Bearer TOKEN" when set.
-	Token string
-	// HTTP is the client to use (default: one with a 5-minute timeout).
-	HTTP *http.Client
 }
 
 func metaPath(p string) string { return p + "-sync.json" }
@@ -419,14 +413,6 @@ func local(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
 	return db, c, nil
 }
 
-// PullResult says what a pull did.
-type PullResult struct {
-	Revision string
-	Changed  bool // the remote had changes
-	Applied  int  // rows applied locally
-	Kept     int  // remote rows not applied: the local version wins
-}
-
 // Pull brings the remote's changes into the local database at path.
 // Rows changed on both sides keep the local version (a file as a whole:
 // see docs/SYNC.md); tool calls both sides appended keep both.
@@ -629,12 +615,6 @@ func renumber(ctx context.Context, c *sql.Conn, local, base, remote map[string]*
 		}
 	}
 	return nil
-}
-
-// PushResult says what a push did.
-type PushResult struct {
-	Rows     int // rows sent
-	Revision string
 }
 
 // Push sends the local changes to the remote: first a pull (so that the
@@ -865,20 +845,6 @@ func Checkpoint(ctx context.Context, path string) error {
 		return fmt.Errorf("checkpoint of %s blocked by another reader (EBUSY): retry when it is idle", path)
 	}
 	return nil
-}
-
-// Stats is the JSON of "agentfs sync ID stats" (the field names of
-// Turso's sync statistics).
-type Stats struct {
-	CDCOperations        int64  `json:"cdc_operations"`
-	MainWALSize          int64  `json:"main_wal_size"`
-	RevertWALSize        int64  `json:"revert_wal_size"`
-	LastPullUnixTime     *int64 `json:"last_pull_unix_time"`
-	LastPushUnixTime     *int64 `json:"last_push_unix_time"`
-	Revision             string `json:"revision"`
-	NetworkSentBytes     int64  `json:"network_sent_bytes"`
-	NetworkReceivedBytes int64  `json:"network_received_bytes"`
-	RemoteURL            string `json:"remote_url"`
 }
 
 // GetStats reports the sync state; CDCOperations counts the rows a push

@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Package sync speaks Turso's database sync protocol (docs/SYNC.md): a
 // server (Server, behind "agentfs serve sync") that keeps one SQLite
 // database per agent id, and a client (Open, Pull, Push) that keeps a

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every command of the README's quick tour (its third ```sh block), in
+# Runs every command of the README's quick tour (the ```sh block under
+# "## Quick tour of the CLI"), in
 # order, in a scratch directory with agentfs on PATH, and fails on the first
 # command that fails: the README's examples stay true.
 #
@@ -31,15 +32,15 @@ if [ ! -e /dev/fuse ] || [ "$(id -u)" != 0 ]; then
   fuse=0
 fi
 
-# The tour's lines (the third sh block, without comments and blank lines).
-mapfile -t lines < <(awk '/^```sh/{n++; if (n==3) {p=1; next}} /^```/{p=0} p' "$root/README.md" | sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d')
+# The tour's lines (without comments and blank lines).
+mapfile -t lines < <(awk '/^## Quick tour of the CLI/{t=1} t && /^```sh/{p=1; next} p && /^```/{exit} p' "$root/README.md" | sed -e 's/[[:space:]]*#.*$//' -e '/^[[:space:]]*$/d')
 [ "${#lines[@]}" -gt 20 ] || { echo "readme: found only ${#lines[@]} lines in the quick tour" >&2; exit 1; }
 
 # One shell runs the whole tour, as a user would type it (id=$(...) is used
 # by the next line); each line is echoed, and the first failure stops it.
 script=$scratch/tour.sh
 {
-  echo 'set -e'
+  echo 'set -e; servers=(); trap '"'"'kill "${servers[@]}" 2>/dev/null || true'"'"' EXIT'
   for line in "${lines[@]}"; do
     case "$line" in
       "go tool task build") continue ;; # agentfs is already built above
@@ -48,6 +49,11 @@ script=$scratch/tour.sh
     esac
     printf 'echo %q\n' "+ $line"
     case "$line" in
+      *"serve sync"*)
+        # the tour's next lines use this server: it runs in the background
+        # until the end, and must be listening before they go on
+        printf '(%s) </dev/null & servers+=($!)\n' "$line"
+        printf 'for i in $(seq 100); do (echo > /dev/tcp/127.0.0.1/%s) 2>/dev/null && break; sleep 0.1; done\n' "$(sed -n 's/.*--listen [0-9.]*:\([0-9]*\).*/\1/p' <<<"$line")" ;;
       *"serve nfs"*|*"serve http"*)
         # a server must still be serving when timeout stops it (124)
         printf 'rc=0; timeout 3 bash -c %q </dev/null || rc=$?; [ "$rc" = 124 ] || { echo "readme: the server exited ($rc) instead of serving" >&2; exit 1; }\n' "$line" ;;

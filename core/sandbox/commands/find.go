@@ -341,7 +341,6 @@ func (f *finder) parsePrimary() (*findNode, error) {
 		types := strings.Split(t, ",")
 		for _, x := range types {
 			if len(x) != 1 || !strings.Contains("fdlpcbs", x) {
-				//lint:ignore ST1005 GNU find's words, capital included
 				return nil, fmt.Errorf("Unknown argument to -type: %s", x)
 			}
 		}
@@ -360,7 +359,6 @@ func (f *finder) parsePrimary() (*findNode, error) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			//lint:ignore ST1005 GNU find's words, capital included
 			return nil, fmt.Errorf("Expected a positive decimal integer argument to %s, but got %s", tok, q(v))
 		}
 		if tok == "-maxdepth" {

@@ -134,6 +134,7 @@ func runZip(c *Cmd) int {
 		}
 		if member != "" && member != "./" {
 			m := &zipMember{h: zip.FileHeader{Name: member, Method: zip.Store}}
+			//lint:ignore SA1019 DOS time fields only, as Info-ZIP writes them (Modified would add an extended timestamp field)
 			m.h.ModifiedDate, m.h.ModifiedTime = dosTime(st.Mtime.Local())
 			m.h.SetMode(st.FileMode())
 			method := "stored 0%"

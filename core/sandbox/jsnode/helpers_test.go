@@ -56,15 +56,6 @@ func (e *env) write(files map[string]string) {
 	}
 }
 
-func (e *env) read(p string) string {
-	e.t.Helper()
-	b, err := e.a.FS.ReadFile(p)
-	if err != nil {
-		e.t.Fatalf("read %s: %v", p, err)
-	}
-	return string(b)
-}
-
 // run runs a shell script in the sandbox from dir.
 func (e *env) run(dir, script string) sandbox.Result {
 	e.t.Helper()

@@ -143,9 +143,7 @@ func (n *node) resolveFrom(spec, parent string) string {
 		return spec
 	}
 	dir := path.Dir(parent)
-	if strings.HasPrefix(spec, "file://") {
-		spec = strings.TrimPrefix(spec, "file://")
-	}
+	spec = strings.TrimPrefix(spec, "file://")
 	if strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/") || spec == "." || spec == ".." {
 		p := spec
 		if !strings.HasPrefix(p, "/") {
@@ -472,8 +470,6 @@ func (n *node) esbuild(file, code string, loader api.Loader, format api.Format) 
 	}
 	return string(res.Code), nil
 }
-
-var errTLA = errors.New("top-level await")
 
 // transformAndWrap turns an ES module or TypeScript file into CommonJS
 // and compiles its wrapper.

@@ -733,7 +733,6 @@ type timer struct {
 	cleared  bool
 	fn       goja.Value
 	args     []goja.Value
-	index    int
 }
 
 type immediate struct {

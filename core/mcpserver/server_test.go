@@ -647,5 +647,6 @@ func TestExec(t *testing.T) {
 }
 
 // codeResourceNotFound is MCP's JSON-RPC code for a resource that does not
-// exist (the SDK's constant for it is deprecated).
-const codeResourceNotFound = -32002
+// exist: invalid params since SEP-2164 (the SDK's own constant for it is
+// deprecated in favour of jsonrpc.CodeInvalidParams).
+const codeResourceNotFound = jsonrpc.CodeInvalidParams

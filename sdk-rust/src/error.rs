@@ -87,8 +87,39 @@ impl ErrorExt for io::Error {
     }
 
     fn agentfs_error(&self) -> Option<&Error> {
-        self.get_ref().and_then(|e| e.downcast_ref::<Error>())
+        self.get_ref().and_then(|e| e.downcast_ref::<Error>().or_else(|| e.downcast_ref::<Posix>().map(|p| &p.0)))
     }
+}
+
+/// A POSIX error raised by this crate itself (the agent tools' EINVAL):
+/// its message says what to do, so it is shown instead of the code's
+/// generic wording.
+#[derive(Debug)]
+struct Posix(Error);
+
+impl fmt::Display for Posix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.0.code, self.0.message)
+    }
+}
+
+impl std::error::Error for Posix {}
+
+/// An `io::Error` with POSIX `code` (Linux `errno`) and `message`, read
+/// back by [`ErrorExt`] like the engine's errors.
+pub(crate) fn posix(code: &str, errno: i32, message: String) -> io::Error {
+    io::Error::new(
+        errno_kind(code, errno),
+        Posix(Error {
+            code: code.into(),
+            errno,
+            syscall: String::new(),
+            path: String::new(),
+            dest: String::new(),
+            message,
+            kind: pb::ErrorKind::Errno,
+        }),
+    )
 }
 
 /// Converts the engine's error into an `io::Error`.

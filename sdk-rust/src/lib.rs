@@ -40,6 +40,7 @@ pub mod pb;
 pub mod clients;
 
 mod agent;
+pub mod agent_tools;
 #[cfg(feature = "tokio")]
 pub mod aio;
 mod engine;

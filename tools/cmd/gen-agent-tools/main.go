@@ -5,7 +5,7 @@
 // checked there against spec/tools/cases.json. scripts/gen.sh runs it
 // after buf (which empties the generated directories first).
 //
-//	gen-agent-tools -spec spec/tools/agent-tools.json -ts FILE -py FILE -go FILE
+//	gen-agent-tools -spec spec/tools/agent-tools.json -ts FILE -py FILE -go FILE -rust FILE
 package main
 
 import (
@@ -54,14 +54,15 @@ func main() {
 	tsOut := flag.String("ts", "", "TypeScript output file")
 	pyOut := flag.String("py", "", "Python output file")
 	goOut := flag.String("go", "", "Go output file (package agenttools)")
+	rustOut := flag.String("rust", "", "Rust output file (included by sdk-rust/src/agent_tools.rs)")
 	flag.Parse()
-	if err := run(*specPath, *tsOut, *pyOut, *goOut); err != nil {
+	if err := run(*specPath, *tsOut, *pyOut, *goOut, *rustOut); err != nil {
 		fmt.Fprintln(os.Stderr, "gen-agent-tools:", err)
 		os.Exit(1)
 	}
 }
 
-func run(specPath, tsOut, pyOut, goOut string) error {
+func run(specPath, tsOut, pyOut, goOut, rustOut string) error {
 	raw, err := os.ReadFile(specPath)
 	if err != nil {
 		return err
@@ -125,7 +126,27 @@ func run(specPath, tsOut, pyOut, goOut string) error {
 			return err
 		}
 	}
+	if rustOut != "" {
+		if err := os.WriteFile(rustOut, []byte(emitRust(compact)), 0o644); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// emitRust writes the specs as a raw string constant: a raw string needs
+// no escapes, so the bytes are the compact JSON itself.
+func emitRust(compact []map[string]any) string {
+	js := mustJSON(compact, "")
+	hashes := "#"
+	for strings.Contains(js, "\""+hashes) {
+		hashes += "#"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s\n\n", header)
+	b.WriteString("/// The tools in the order of spec/tools/agent-tools.json (compact JSON,\n/// the same bytes in every SDK).\n")
+	fmt.Fprintf(&b, "pub(crate) const SPECS_JSON: &str = r%s\"%s\"%s;\n", hashes, js, hashes)
+	return b.String()
 }
 
 func emitGo(compact []map[string]any) string {

@@ -161,7 +161,13 @@ func helperAtomicWrite() error {
 			return err
 		}
 	case "mcp":
-		st, ct := mcp.NewInMemoryTransports()
+		// Pipes with the frame cap `agentfs serve mcp` sets (64 MiB): the
+		// SDK's in-memory transports keep its default 16 MiB, less than
+		// one 16 MiB file in base64.
+		sr, cw := io.Pipe()
+		cr, sw := io.Pipe()
+		st := &mcp.IOTransport{Reader: sr, Writer: sw, MaxLineLength: 64 << 20}
+		ct := &mcp.IOTransport{Reader: cr, Writer: cw, MaxLineLength: 64 << 20}
 		if _, err := mcpserver.New(a, mcpserver.Options{}).MCP().Connect(ctx, st, nil); err != nil {
 			return err
 		}

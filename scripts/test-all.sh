@@ -16,8 +16,6 @@ run_suite() {
     go:tools) (cd tools && go vet ./... && go tool staticcheck ./...) ;;
     # wasm/ is GOOS=js only: its vet and staticcheck run in that build
     go:wasm) (cd wasm && GOOS=js GOARCH=wasm go vet ./... && GOOS=js GOARCH=wasm "$(go tool -n staticcheck)" ./... && go test -race -count=1 ./...) ;;
-    go:*) local m=${1#go:}; (cd "$m" && go vet ./... && go tool staticcheck ./... && go test -race -count=1 ./...) ;;
-    go:tools) (cd tools && go vet ./...) ;;
     # The engine without cgo (ncruces' SQLite compiled to Go, on real
     # files): its store-level packages, the SQL guard, and the CLI's tests
     # but the FUSE mount's; cross-vetted for darwin and windows. No -race:
@@ -28,7 +26,7 @@ run_suite() {
       go test -count=1 ./store/... ./kv/... ./toolcalls/... ./schema/... ./vfs/... &&
       go test -count=1 -run 'TestAttack_SQL|TestCrypt' . ./internal/crypt/ &&
       cd ../cli && go build ./... && go test -count=1 -skip 'TestMount' ./...) ;;
-    go:*) local m=${1#go:}; (cd "$m" && go vet ./... && go test -race -count=1 ./...) ;;
+    go:*) local m=${1#go:}; (cd "$m" && go vet ./... && go tool staticcheck ./... && go test -race -count=1 ./...) ;;
     gofmt) ./scripts/check-gofmt.sh ;;
     crypt) ./tests/crypt/run.sh ;;
     gomod) ./tests/gomod/run.sh ;;

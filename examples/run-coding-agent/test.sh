@@ -10,7 +10,9 @@ cp -r "$here/project/." "$work/"
 cd "$work"
 
 # 1. The agent works in the sandbox: its changes go to .agentfs/fix.db.
-agentfs run --session fix --no-network -- sh "$here/stand-in-agent.sh" | tee "$logs/run.out"
+# The script comes on standard input: a private /tmp inside the sandbox
+# hides host paths outside the project when the checkout is under /tmp.
+agentfs run --session fix --no-network -- sh -s < "$here/stand-in-agent.sh" | tee "$logs/run.out"
 grep -q "agent: HOME is read-only" "$logs/run.out"
 grep -q "agent: done" "$logs/run.out"
 

@@ -204,10 +204,12 @@ def test_close_finishes_calls_in_flight(engine: str, tmp_path: Path) -> None:
 
 def test_heartbeat_keeps_an_idle_engine(engine: str) -> None:
     # With heartbeat_ms the engine exits after 3 silent intervals; the SDK
-    # pings while idle, so an idle agent stays usable.
-    with agentfs.AgentFS.open(heartbeat_ms=50) as a:
+    # pings while idle, so an idle agent stays usable. 400 ms, not less: on
+    # a loaded CI machine the client's first frame once came 151 ms after
+    # the start of a 50 ms heartbeat (3 intervals: the engine left).
+    with agentfs.AgentFS.open(heartbeat_ms=400) as a:
         a.fs.write_file("/x", "1")
-        time.sleep(0.6)
+        time.sleep(2.0)  # five intervals idle
         assert a.fs.read_file("/x") == "1"
         assert isinstance(a.transport, agentfs.StdioTransport)
         assert a.transport._proc.poll() is None

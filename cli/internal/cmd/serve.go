@@ -2,13 +2,16 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -117,4 +120,39 @@ func serveSignals(parent context.Context, w io.Writer) (ctx context.Context, sto
 		close(done)
 		cancel()
 	}
+}
+
+// serveUntilDone serves hs on ln until it fails or ctx ends (the signal
+// context of serveSignals), then shuts down: requests in flight get grace
+// to finish, the rest are cut off (open event streams never end on their
+// own). Requests run under ctx, so a signal also cancels their work.
+func serveUntilDone(ctx context.Context, hs *http.Server, ln net.Listener, grace time.Duration, onStop func()) error {
+	hs.BaseContext = func(net.Listener) context.Context { return ctx }
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	if onStop != nil {
+		onStop()
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// authNote says how a server's callers are checked, for its banner.
+func authNote(token string) string {
+	if token != "" {
+		return "bearer token required"
+	}
+	return "no token (loopback only)"
 }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"log"
 	"net"
@@ -109,32 +108,13 @@ The token never appears in logs.
 			srv.Protocols = new(http.Protocols)
 			srv.Protocols.SetHTTP1(true)
 			srv.Protocols.SetUnencryptedHTTP2(true) // gRPC over h2c
-			auth := "no token (loopback only)"
-			if token != "" {
-				auth = "bearer token required"
-			}
-			fmt.Fprintf(w, "agentfs: serving the agents of %s at http://%s (%s; Ctrl-C stops)\n", data, ln.Addr(), auth)
+			fmt.Fprintf(w, "agentfs: serving the agents of %s at http://%s (%s; Ctrl-C stops)\n", data, ln.Addr(), authNote(token))
 
-			ctx, stop := serveSignals(cmd.Context(), w)
-			defer stop()
 			// Every request runs under ctx: at the signal the scripts
 			// and queries in flight are cancelled and answer at once.
-			srv.BaseContext = func(net.Listener) context.Context { return ctx }
-			errc := make(chan error, 1)
-			go func() { errc <- srv.Serve(ln) }()
-			select {
-			case err := <-errc:
-				return err
-			case <-ctx.Done():
-			}
-			fmt.Fprintln(w, "agentfs: shutting down: cancelling the requests in flight")
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil {
-				// A handler that did not end in time is cut off.
-				srv.Close()
-			}
-			return nil
+			ctx, stop := serveSignals(cmd.Context(), w)
+			defer stop()
+			return serveUntilDone(ctx, srv, ln, 5*time.Second, func() { fmt.Fprintln(w, "agentfs: shutting down: cancelling the requests in flight") })
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:7777", "address to listen on (HOST:PORT; port 0 picks one); off loopback a token is required")

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"fmt"
 	"log"
 	"net"
@@ -75,28 +74,10 @@ Clients pass it as TURSO_DB_AUTH_TOKEN. The token never appears in logs.
 			}
 			h := httpguard.Wrap(srv.Handler(), httpguard.Options{Token: token, Public: []string{"/healthz"}})
 			hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-			auth := "no token (loopback only)"
-			if token != "" {
-				auth = "bearer token required"
-			}
-			fmt.Fprintf(w, "agentfs: serving sync for the databases of %s at http://%s/ID (%s; Ctrl-C stops)\n", data, ln.Addr(), auth)
+			fmt.Fprintf(w, "agentfs: serving sync for the databases of %s at http://%s/ID (%s; Ctrl-C stops)\n", data, ln.Addr(), authNote(token))
 			ctx, stop := serveSignals(cmd.Context(), w)
 			defer stop()
-			hs.BaseContext = func(net.Listener) context.Context { return ctx }
-			errc := make(chan error, 1)
-			go func() { errc <- hs.Serve(ln) }()
-			select {
-			case err := <-errc:
-				return err
-			case <-ctx.Done():
-			}
-			fmt.Fprintln(w, "agentfs: shutting down")
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := hs.Shutdown(sctx); err != nil {
-				hs.Close()
-			}
-			return nil
+			return serveUntilDone(ctx, hs, ln, 5*time.Second, func() { fmt.Fprintln(w, "agentfs: shutting down") })
 		},
 	}
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:7790", "address to listen on (HOST:PORT; port 0 picks one); off loopback a token is required")

@@ -54,7 +54,7 @@ export interface SearchInput {
   max_results?: number;
   /** File or directory to search */
   path?: string;
-  /** Extended regular expression, e.g. TODO|FIXME */
+  /** Extended regular expression, e.g. panic|fatal */
   pattern: string;
 }
 
@@ -211,7 +211,7 @@ export const agentToolSpecs: readonly AgentToolSpec[] = [
           "type": "string"
         },
         "pattern": {
-          "description": "Extended regular expression, e.g. TODO|FIXME",
+          "description": "Extended regular expression, e.g. panic|fatal",
           "type": "string"
         }
       },

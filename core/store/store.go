@@ -723,19 +723,44 @@ func (db *DB) Query(ctx context.Context, fn func(c *Conn) error) error {
 }
 
 // Checkpoint copies the WAL into the database file and truncates the WAL
-// to zero bytes, so the database file alone is complete.
+// to zero bytes, so the database file alone is complete and the disk holds
+// the data once. It first waits for a background checkpoint in progress
+// (which would make SQLite answer busy and leave the WAL at full size),
+// and retries while a reader's snapshot still needs WAL frames, for up to
+// checkpointPatience; then it fails with ErrBusy.
 func (db *DB) Checkpoint(ctx context.Context) error {
 	return db.Raw(ctx, func(c *Conn) error {
-		var busy, logFrames, done int64
-		if err := c.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
-			return classify(err)
+		if cp := db.ckpt; cp != nil {
+			cp.mu.Lock()
+			defer cp.mu.Unlock()
 		}
-		if busy != 0 {
-			return fmt.Errorf("%w: checkpoint could not complete while other connections read", ErrBusy)
+		deadline := time.Now().Add(checkpointPatience)
+		for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+			var busy, logFrames, done int64
+			if err := c.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
+				return classify(err)
+			}
+			if busy == 0 {
+				if cp := db.ckpt; cp != nil {
+					cp.long.Store(false)
+				}
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%w: checkpoint could not complete while other connections read", ErrBusy)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(pause):
+			}
 		}
-		return nil
 	})
 }
+
+// checkpointPatience is how long Checkpoint retries while readers hold
+// snapshots that need the WAL.
+const checkpointPatience = 2 * time.Second
 
 // Strings runs a query and returns its first column as strings, read as
 // bytes so that text the driver would mistake for a date stays exact.

@@ -260,14 +260,12 @@ func closeAgent(a *core.Agent) {
 }
 
 // checkpoint is workloads.mjs's PRAGMA wal_checkpoint(TRUNCATE), which
-// empties the -wal file (DB.Sync checkpoints in FULL mode and leaves the
-// file at its size, so sizes would not be comparable).
+// empties the -wal file: Agent.Checkpoint, the engine's explicit
+// checkpoint (the SDKs' checkpoint()), which waits out the background
+// checkpointer that would otherwise make the pragma answer busy and leave
+// the WAL at full size.
 func checkpoint(a *core.Agent) {
-	err := a.DB.Raw(ctx, func(c *store.Conn) error {
-		var x, y, z int64
-		return c.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&x, &y, &z)
-	})
-	if err != nil {
+	if err := a.Checkpoint(ctx); err != nil {
 		fatalf("checkpoint: %v", err)
 	}
 }

@@ -235,8 +235,8 @@ type Filter struct {
 	Ascending bool
 }
 
-// List returns the calls matching filter.
-func (l *Log) List(ctx context.Context, f Filter) ([]Call, error) {
+// query builds the WHERE, ORDER BY and LIMIT clauses of a listing.
+func (f Filter) query() (string, []any, error) {
 	var where []string
 	var args []any
 	if f.Name != "" {
@@ -247,7 +247,7 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Call, error) {
 		switch f.Status {
 		case StatusPending, StatusSuccess, StatusError:
 		default:
-			return nil, fmt.Errorf("toolcalls: unknown status %q (pending, success or error)", f.Status)
+			return "", nil, fmt.Errorf("toolcalls: unknown status %q (pending, success or error)", f.Status)
 		}
 		where = append(where, "status = ?")
 		args = append(args, f.Status)
@@ -260,7 +260,7 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Call, error) {
 		where = append(where, "started_at < ?")
 		args = append(args, f.Until.Unix())
 	}
-	q := "SELECT " + cols + " FROM tool_calls"
+	q := " FROM tool_calls"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -272,9 +272,18 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Call, error) {
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
+	return q, args, nil
+}
+
+// List returns the calls matching filter.
+func (l *Log) List(ctx context.Context, f Filter) ([]Call, error) {
+	q, args, err := f.query()
+	if err != nil {
+		return nil, err
+	}
 	var out []Call
-	err := l.db.Query(ctx, func(c *store.Conn) error {
-		rows, err := c.Query(q, args...)
+	err = l.db.Query(ctx, func(c *store.Conn) error {
+		rows, err := c.Query("SELECT "+cols+q, args...)
 		if err != nil {
 			return err
 		}

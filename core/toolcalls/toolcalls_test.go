@@ -21,7 +21,7 @@ var ctx = context.Background()
 // openAgent opens a fresh engine. The directory comes from os.MkdirTemp:
 // t.TempDir can contain "#", which the store does not escape in its
 // SQLite URI.
-func openAgent(t *testing.T) (*core.Agent, string) {
+func openAgent(t testing.TB) (*core.Agent, string) {
 	t.Helper()
 	d, err := os.MkdirTemp("", "toolcalls-test-")
 	if err != nil {

@@ -42,4 +42,3 @@ func BenchmarkList(b *testing.B) {
 		})
 	}
 }
-

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Vets core and cli (tests included) for the platforms users run, without
+# Vets core, cli and sdk-go (tests included) for the platforms users run, without
 # cgo: linux/arm64, darwin/arm64, darwin/amd64, windows/amd64. Each target
 # is tried to its end so one failure does not hide another; `go vet`
 # type-checks every file of the target, so a Linux-only call in a shared
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 targets=${CROSS_TARGETS:-"linux/arm64 darwin/arm64 darwin/amd64 windows/amd64"}
 failed=()
 for t in $targets; do
-  for m in core cli; do
+  for m in core cli sdk-go; do
     echo "--- CGO_ENABLED=0 GOOS=${t%/*} GOARCH=${t#*/} go vet ./... ($m)"
     if ! (cd "$m" && CGO_ENABLED=0 GOOS=${t%/*} GOARCH=${t#*/} go vet ./...); then
       failed+=("$t:$m")
@@ -20,4 +20,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "cross: vet failed for ${failed[*]}" >&2
   exit 1
 fi
-echo "cross: core and cli vet clean for $targets"
+echo "cross: core, cli and sdk-go vet clean for $targets"

@@ -19,6 +19,7 @@ import (
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1connect"
 	"github.com/agentfs-go/agentfs/core/rpc/rpcerr"
+	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
 // RemoteOptions say which server and agent Dial talks to.
@@ -379,7 +380,7 @@ func wireFlags(flag int) uint32 {
 		wire uint32
 	}{
 		{os.O_CREATE, wireCreat}, {os.O_EXCL, wireExcl}, {os.O_TRUNC, wireTrunc}, {os.O_APPEND, wireAppend},
-		{syscall.O_DIRECTORY, wireDirectory}, {syscall.O_NOFOLLOW, wireNofollow},
+		{vfs.ODirectory, wireDirectory}, {vfs.ONoFollow, wireNofollow},
 	} {
 		if flag&m.os != 0 {
 			w |= m.wire

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/agentfs-go/agentfs/core/vfs"
 	agentfs "github.com/agentfs-go/agentfs/sdk-go"
 )
@@ -266,19 +264,7 @@ func runStep(ctx context.Context, a agentfs.Agent, s step) error {
 	return check(s.Expect, got, err)
 }
 
-func typeName(st agentfs.Stat) string {
-	switch {
-	case st.IsRegular():
-		return "file"
-	case st.IsDir():
-		return "dir"
-	case st.IsSymlink():
-		return "symlink"
-	case st.Type() == unix.S_IFIFO:
-		return "fifo"
-	}
-	return fmt.Sprintf("mode %o", st.Type())
-}
+func typeName(st agentfs.Stat) string { return st.TypeName() }
 
 // check compares a step's outcome with its expectation: an errno name,
 // or the listed result fields (compared as JSON values).
@@ -291,7 +277,7 @@ func check(expect map[string]json.RawMessage, got map[string]any, err error) err
 		if err == nil {
 			return fmt.Errorf("succeeded, want %s", want)
 		}
-		if name := unix.ErrnoName(vfs.Errno(err)); name != want {
+		if name := vfs.ErrnoName(vfs.Errno(err)); name != want {
 			return fmt.Errorf("error %v (%s), want %s", err, name, want)
 		}
 		return nil

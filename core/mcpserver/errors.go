@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"github.com/agentfs-go/agentfs/core/kv"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
@@ -25,9 +24,9 @@ func toolError(err error) error {
 	if errno := vfs.Errno(err); errno != 0 {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			return &textError{fmt.Sprintf("%s: %s %s: %s", ErrnoName(errno), pe.Op, pe.Path, errno.Error())}
+			return &textError{fmt.Sprintf("%s: %s %s: %s", vfs.ErrnoName(errno), pe.Op, pe.Path, errno.Error())}
 		}
-		return &textError{fmt.Sprintf("%s: %v", ErrnoName(errno), err)}
+		return &textError{fmt.Sprintf("%s: %v", vfs.ErrnoName(errno), err)}
 	}
 	return &textError{err.Error()}
 }
@@ -40,16 +39,7 @@ func (e *textError) Error() string { return e.msg }
 // errorf makes a tool error that carries a POSIX code name, for checks
 // done by this package before calling the engine.
 func errorf(errno syscall.Errno, format string, a ...any) error {
-	return &textError{ErrnoName(errno) + ": " + fmt.Sprintf(format, a...)}
-}
-
-// ErrnoName is the symbolic name of a POSIX error number ("ENOENT"), or
-// "errno N" for one without a name here.
-func ErrnoName(e syscall.Errno) string {
-	if n := hostfs.ErrnoName(e); n != "" {
-		return n
-	}
-	return fmt.Sprintf("errno %d", int(e))
+	return &textError{vfs.ErrnoName(errno) + ": " + fmt.Sprintf(format, a...)}
 }
 
 // isNotFound reports a missing key of the kv store.

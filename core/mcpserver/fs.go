@@ -34,27 +34,7 @@ func agentPath(p string) (string, error) {
 	return p, nil
 }
 
-// TypeName is the name of a file type in tool outputs: file, dir, symlink,
-// fifo, char, block or socket.
-func TypeName(st vfs.Stat) string {
-	switch st.TypeLetter() {
-	case "d":
-		return "dir"
-	case "l":
-		return "symlink"
-	case "p":
-		return "fifo"
-	case "c":
-		return "char"
-	case "b":
-		return "block"
-	case "s":
-		return "socket"
-	}
-	return "file"
-}
-
-func modeString(st vfs.Stat) string { return fmt.Sprintf("%04o", st.Perm()) }
+func permString(st vfs.Stat) string { return fmt.Sprintf("%04o", st.Perm()) }
 
 func timeString(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
@@ -253,8 +233,8 @@ func init() {
 			out := ReaddirOutput{Path: p, Entries: make([]DirEntry, 0, len(ents))}
 			for _, e := range ents {
 				out.Entries = append(out.Entries, DirEntry{
-					Name: e.Name, Type: TypeName(e.Stat), Size: e.Stat.Size,
-					Mode: modeString(e.Stat), Mtime: timeString(e.Stat.Mtime),
+					Name: e.Name, Type: e.Stat.TypeName(), Size: e.Stat.Size,
+					Mode: permString(e.Stat), Mtime: timeString(e.Stat.Mtime),
 				})
 			}
 			return out, nil
@@ -341,7 +321,7 @@ func init() {
 				return StatOutput{}, err
 			}
 			out := StatOutput{
-				Path: p, Type: TypeName(st), Size: st.Size, Mode: modeString(st), Ino: st.Ino,
+				Path: p, Type: st.TypeName(), Size: st.Size, Mode: permString(st), Ino: st.Ino,
 				Nlink: st.Nlink, UID: st.UID, GID: st.GID,
 				Atime: timeString(st.Atime), Mtime: timeString(st.Mtime), Ctime: timeString(st.Ctime),
 			}

@@ -3,7 +3,6 @@ package overlay
 import (
 	"database/sql"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -194,7 +193,7 @@ func (d *differ) baseTree(bp, p string, skip map[string]bool) error {
 		if err := hostfs.Lstat(d.host(join(bp, name)), &st); err != nil {
 			continue
 		}
-		c := Change{Path: join(p, name), Type: typeName(uint32(st.Mode)), source: join(bp, name)}
+		c := Change{Path: join(p, name), Type: vfs.TypeName(uint32(st.Mode)), source: join(bp, name)}
 		c.Op = d.opAt(c.Path)
 		c.st = vfs.Stat{Mode: uint32(st.Mode), UID: st.Uid, GID: st.Gid, Size: st.Size, Rdev: uint64(st.Rdev), Mtime: hostfs.Mtime(&st)}
 		c.content = st.Mode&syscall.S_IFMT != syscall.S_IFDIR
@@ -233,7 +232,7 @@ func (d *differ) opAt(p string) Op {
 
 func (d *differ) entry(e entry, p string) error {
 	isDir := e.st.IsDir()
-	c := Change{Path: p, Type: typeName(e.st.Mode), ino: e.st.Ino, st: e.st, target: e.target}
+	c := Change{Path: p, Type: vfs.TypeName(e.st.Mode), ino: e.st.Ino, st: e.st, target: e.target}
 	if e.hasRow && e.path == p {
 		// The base entry at its own place: changed or not?
 		var st hostfs.StatBuf
@@ -306,7 +305,7 @@ func (d *differ) deletions() error {
 			continue
 		}
 		dels = append(dels, w)
-		d.out = append(d.out, Change{Op: Deleted, Type: typeName(uint32(st.Mode)), Path: w})
+		d.out = append(d.out, Change{Op: Deleted, Type: vfs.TypeName(uint32(st.Mode)), Path: w})
 	}
 	return nil
 }
@@ -326,24 +325,4 @@ func (d *differ) inDelta(p string) (bool, error) {
 		}
 	}
 	return true, nil
-}
-
-func typeName(mode uint32) string {
-	switch mode & syscall.S_IFMT {
-	case syscall.S_IFREG:
-		return "file"
-	case syscall.S_IFDIR:
-		return "dir"
-	case syscall.S_IFLNK:
-		return "symlink"
-	case syscall.S_IFIFO:
-		return "fifo"
-	case syscall.S_IFSOCK:
-		return "socket"
-	case syscall.S_IFCHR:
-		return "char"
-	case syscall.S_IFBLK:
-		return "block"
-	}
-	return fmt.Sprintf("mode-%o", mode&syscall.S_IFMT)
 }

@@ -46,6 +46,14 @@ type File struct {
 // a reader ever seeing it half written.
 const OAtomic = 1 << 30
 
+// ONoFollow and ODirectory are O_NOFOLLOW and O_DIRECTORY in the flags
+// Open takes, with the same values on every platform the engine builds
+// for (Windows has neither in package syscall).
+const (
+	ONoFollow  = hostfs.ONoFollow
+	ODirectory = hostfs.ODirectory
+)
+
 // openAtomic opens path with OAtomic.
 func (f *FS) openAtomic(path string, flags int, perm uint32) (*File, error) {
 	base := flags &^ (OAtomic | os.O_EXCL)

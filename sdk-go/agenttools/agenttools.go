@@ -26,7 +26,6 @@ import (
 	"github.com/agentfs-go/agentfs/core/sandbox"
 	"github.com/agentfs-go/agentfs/core/vfs"
 	agentfs "github.com/agentfs-go/agentfs/sdk-go"
-	"golang.org/x/sys/unix"
 )
 
 // Spec is one tool as a model sees it.
@@ -74,7 +73,7 @@ type Error struct {
 	Msg   string
 }
 
-func (e *Error) Error() string         { return unix.ErrnoName(e.Errno) + ": " + e.Msg }
+func (e *Error) Error() string         { return vfs.ErrnoName(e.Errno) + ": " + e.Msg }
 func (e *Error) Unwrap() error         { return e.Errno }
 func invalid(f string, a ...any) error { return &Error{syscall.EINVAL, fmt.Sprintf(f, a...)} }
 
@@ -219,13 +218,9 @@ func agentPath(p string) (string, error) {
 }
 
 func typeName(st vfs.Stat) string {
-	switch st.TypeLetter() {
-	case "d":
-		return "dir"
-	case "l":
-		return "symlink"
-	case "f":
-		return "file"
+	switch n := st.TypeName(); n {
+	case "file", "dir", "symlink":
+		return n
 	}
 	return "other"
 }

@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agentfs-go/agentfs/core/vfs"
 	agentfs "github.com/agentfs-go/agentfs/sdk-go"
 	"github.com/agentfs-go/agentfs/sdk-go/agenttools"
-	"golang.org/x/sys/unix"
 )
 
 type testCase struct {
@@ -114,7 +114,7 @@ func TestCases(t *testing.T) {
 			res, err := agenttools.New(a, agenttools.Options{}).Call(ctx, c.Call.Tool, c.Call.Input)
 			if c.Error != "" {
 				var errno syscall.Errno
-				if !errors.As(err, &errno) || unix.ErrnoName(errno) != c.Error {
+				if !errors.As(err, &errno) || vfs.ErrnoName(errno) != c.Error {
 					t.Fatalf("error %v, want %s", err, c.Error)
 				}
 			} else {

@@ -234,7 +234,7 @@ func printLong(w io.Writer, entries []lsEntry, q func(string) string) error {
 		if e.st.IsSymlink() {
 			name += " -> " + q(e.target)
 		}
-		if _, err := fmt.Fprintf(w, "%s %*d %*d %*d %*s %s %s\n", modeString(e.st.Mode), wl, e.st.Nlink, wu, e.st.UID, wg, e.st.GID,
+		if _, err := fmt.Fprintf(w, "%s %*d %*d %*d %*s %s %s\n", e.st.ModeString(), wl, e.st.Nlink, wu, e.st.UID, wg, e.st.GID,
 			ws, sizes[i], e.st.Mtime.Local().Format("2006-01-02 15:04"), name); err != nil {
 			return err
 		}
@@ -252,44 +252,6 @@ func sizeField(st vfs.Stat) string {
 // Linux encoding of device numbers.
 func devMajor(rdev uint64) uint64 { return (rdev>>8)&0xfff | (rdev>>32)&^0xfff }
 func devMinor(rdev uint64) uint64 { return rdev&0xff | (rdev>>12)&^0xff }
-
-// modeString renders a POSIX mode as ls does: "drwxr-xr-x", "-rwsr-x--T".
-func modeString(mode uint32) string {
-	b := []byte("----------")
-	switch mode & schema.ModeType {
-	case schema.ModeDir:
-		b[0] = 'd'
-	case schema.ModeSymlink:
-		b[0] = 'l'
-	case schema.ModeFIFO:
-		b[0] = 'p'
-	case schema.ModeChar:
-		b[0] = 'c'
-	case schema.ModeBlock:
-		b[0] = 'b'
-	case schema.ModeSocket:
-		b[0] = 's'
-	}
-	const rwx = "rwxrwxrwx"
-	for i := 0; i < 9; i++ {
-		if mode&(1<<(8-i)) != 0 {
-			b[i+1] = rwx[i]
-		}
-	}
-	special := func(bit uint32, i int, set, unset byte) {
-		if mode&bit != 0 {
-			if b[i] == 'x' {
-				b[i] = set
-			} else {
-				b[i] = unset
-			}
-		}
-	}
-	special(0o4000, 3, 's', 'S')
-	special(0o2000, 6, 's', 'S')
-	special(0o1000, 9, 't', 'T')
-	return string(b)
-}
 
 // ---- cat ----
 
@@ -653,35 +615,14 @@ func writeStat(w io.Writer, p string, st vfs.Stat, target string) {
 		name += " -> " + target
 	}
 	fmt.Fprintf(w, "  File: %s\n", name)
-	fmt.Fprintf(w, "  Size: %-15d Blocks: %-10d IO Block: %-6d %s\n", st.Size, st.Blocks(), st.Blksize, typeName(st))
+	fmt.Fprintf(w, "  Size: %-15d Blocks: %-10d IO Block: %-6d %s\n", st.Size, st.Blocks(), st.Blksize, st.FileType())
 	fmt.Fprintf(w, " Inode: %-15d Links: %d", st.Ino, st.Nlink)
 	if t := st.Type(); t == schema.ModeChar || t == schema.ModeBlock {
 		fmt.Fprintf(w, "     Device type: %d,%d", devMajor(st.Rdev), devMinor(st.Rdev))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Access: (%04o/%s)  Uid: (%5d)   Gid: (%5d)\n", st.Perm(), modeString(st.Mode), st.UID, st.GID)
+	fmt.Fprintf(w, "Access: (%04o/%s)  Uid: (%5d)   Gid: (%5d)\n", st.Perm(), st.ModeString(), st.UID, st.GID)
 	fmt.Fprintf(w, "Access: %s\n", st.Atime.Local().Format(statTime))
 	fmt.Fprintf(w, "Modify: %s\n", st.Mtime.Local().Format(statTime))
 	fmt.Fprintf(w, "Change: %s\n", st.Ctime.Local().Format(statTime))
-}
-
-func typeName(st vfs.Stat) string {
-	switch st.Type() {
-	case schema.ModeDir:
-		return "directory"
-	case schema.ModeSymlink:
-		return "symbolic link"
-	case schema.ModeFIFO:
-		return "fifo"
-	case schema.ModeChar:
-		return "character special file"
-	case schema.ModeBlock:
-		return "block special file"
-	case schema.ModeSocket:
-		return "socket"
-	}
-	if st.Size == 0 {
-		return "regular empty file"
-	}
-	return "regular file"
 }

@@ -228,7 +228,7 @@ func describe(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		if errno, ok := pe.Err.(syscall.Errno); ok {
-			return fmt.Sprintf("%s %s: %s (%s)", pe.Op, pe.Path, errno.Error(), errnoName(errno))
+			return fmt.Sprintf("%s %s: %s (%s)", pe.Op, pe.Path, errno.Error(), vfs.ErrnoName(errno))
 		}
 	}
 	return err.Error()
@@ -272,22 +272,6 @@ func hint(err error) string {
 		return "a symbolic link loop; inspect links with: agentfs fs ID ls -l"
 	}
 	return ""
-}
-
-var errnoNames = map[syscall.Errno]string{
-	syscall.ENOENT: "ENOENT", syscall.EEXIST: "EEXIST", syscall.ENOTDIR: "ENOTDIR",
-	syscall.EISDIR: "EISDIR", syscall.ENOTEMPTY: "ENOTEMPTY", syscall.ELOOP: "ELOOP",
-	syscall.EINVAL: "EINVAL", syscall.EPERM: "EPERM", syscall.EACCES: "EACCES",
-	syscall.ENAMETOOLONG: "ENAMETOOLONG", syscall.EBUSY: "EBUSY", syscall.ENODATA: "ENODATA",
-	syscall.EBADF: "EBADF", syscall.EIO: "EIO", syscall.ESTALE: "ESTALE", syscall.ERANGE: "ERANGE",
-	syscall.E2BIG: "E2BIG", syscall.EXDEV: "EXDEV", syscall.EROFS: "EROFS", syscall.ENOSPC: "ENOSPC",
-}
-
-func errnoName(e syscall.Errno) string {
-	if n, ok := errnoNames[e]; ok {
-		return n
-	}
-	return fmt.Sprintf("errno %d", int(e))
 }
 
 // isTerminal reports whether w is a terminal (for progress output).

@@ -62,6 +62,7 @@ import (
 
 	"github.com/agentfs-go/agentfs/cli/internal/nsrun"
 	"github.com/agentfs-go/agentfs/cli/internal/registry"
+	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
 // forwarded are the signals passed on to the sandboxed command.
@@ -238,7 +239,7 @@ func usernsError(err error) error {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		// Not "fork/exec /path/to/agentfs: ...": the exec is fine.
-		msg = fmt.Sprintf("cannot create the sandbox's user namespace: %s (%s)", errno.Error(), errnoName(errno))
+		msg = fmt.Sprintf("cannot create the sandbox's user namespace: %s (%s)", errno.Error(), vfs.ErrnoName(errno))
 	}
 	read := func(p string) string {
 		b, _ := os.ReadFile(p)
@@ -446,7 +447,7 @@ func runStageExec(cmd *cobra.Command) error {
 	// sight. Read-only like the rest, with the flags the kernel insists
 	// on in a user namespace (those of the host's /proc).
 	if err := syscall.Mount("proc", "/proc", "proc", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC|syscall.MS_RDONLY, ""); err != nil {
-		return reportStage(status, 1, userError{msg: fmt.Sprintf("mount the sandbox's /proc: %s (%s)", describe(err), errnoName(err.(syscall.Errno))),
+		return reportStage(status, 1, userError{msg: fmt.Sprintf("mount the sandbox's /proc: %s (%s)", describe(err), vfs.ErrnoName(err.(syscall.Errno))),
 			hint: "in a container whose /proc is partly masked the kernel refuses a new /proc in a user namespace: as root, try AGENTFS_RUN_USERNS=off"})
 	}
 	if err := maskProc(); err != nil {

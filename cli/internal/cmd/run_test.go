@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
 // helperName is the name under which this test binary, linked into the
@@ -49,7 +51,7 @@ func runHelper(args []string) int {
 			case err == nil:
 				fmt.Printf("%s: ok\n", p)
 			case errors.As(err, &errno):
-				fmt.Printf("%s: %s\n", p, errnoName(errno))
+				fmt.Printf("%s: %s\n", p, vfs.ErrnoName(errno))
 			default:
 				fmt.Printf("%s: %v\n", p, err)
 			}
@@ -184,7 +186,7 @@ func parentPID(pid string) string {
 func errName(err error) string {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
-		return errnoName(errno)
+		return vfs.ErrnoName(errno)
 	}
 	if err == nil {
 		return "ok"

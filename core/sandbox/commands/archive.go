@@ -265,7 +265,7 @@ func runTar(c *Cmd) int {
 		if mode == "t" {
 			if o.has("v") {
 				st := vfs.Stat{Mode: uint32(h.Mode) | tarType(h.Typeflag), Size: h.Size, Mtime: h.ModTime}
-				fmt.Fprintf(c.Stdout, "%s %s/%s %8d %s %s\n", modeString(st), orNum(h.Uname, h.Uid), orNum(h.Gname, h.Gid), h.Size, h.ModTime.Local().Format("2006-01-02 15:04"), h.Name)
+				fmt.Fprintf(c.Stdout, "%s %s/%s %8d %s %s\n", st.ModeString(), orNum(h.Uname, h.Uid), orNum(h.Gname, h.Gid), h.Size, h.ModTime.Local().Format("2006-01-02 15:04"), h.Name)
 			} else {
 				fmt.Fprintln(c.Stdout, h.Name)
 			}

@@ -520,7 +520,7 @@ func (f *finder) parsePrimary() (*findNode, error) {
 	case "-ls":
 		f.hasAction = true
 		return &findNode{eval: func(e *findEntry) bool {
-			f.print(fmt.Sprintf("%9d %6d %s %3d %-8s %-8s %8d %s %s", e.st.Ino, allocBlocks(e.st)/2, modeString(e.st), e.st.Nlink,
+			f.print(fmt.Sprintf("%9d %6d %s %3d %-8s %-8s %8d %s %s", e.st.Ino, allocBlocks(e.st)/2, e.st.ModeString(), e.st.Nlink,
 				c.userName(e.st.UID, false), c.groupName(e.st.GID, false), e.st.Size, lsTime(e.st.Mtime, f.now), e.path), "\n")
 			return true
 		}}, nil
@@ -677,7 +677,7 @@ func (f *finder) printf(format string, e *findEntry) string {
 		case 'm':
 			v = strconv.FormatUint(uint64(e.st.Perm()), 8)
 		case 'M':
-			v = modeString(e.st)
+			v = e.st.ModeString()
 		case 'y':
 			v = e.st.TypeLetter()
 		case 'u':

@@ -212,40 +212,6 @@ func humanSize(n int64) string {
 	return fmt.Sprintf("%d%c", int64(f+0.9999999), units[i])
 }
 
-func modeString(st vfs.Stat) string {
-	b := []byte("?rwxrwxrwx")
-	b[0] = "-"[0]
-	switch st.TypeLetter() {
-	case "d":
-		b[0] = 'd'
-	case "l":
-		b[0] = 'l'
-	case "p":
-		b[0] = 'p'
-	case "c":
-		b[0] = 'c'
-	case "b":
-		b[0] = 'b'
-	case "s":
-		b[0] = 's'
-	}
-	for i := 0; i < 9; i++ {
-		if st.Mode&(1<<(8-i)) == 0 {
-			b[i+1] = '-'
-		}
-	}
-	if st.Mode&0o4000 != 0 {
-		b[3] = map[bool]byte{true: 's', false: 'S'}[b[3] == 'x']
-	}
-	if st.Mode&0o2000 != 0 {
-		b[6] = map[bool]byte{true: 's', false: 'S'}[b[6] == 'x']
-	}
-	if st.Mode&0o1000 != 0 {
-		b[9] = map[bool]byte{true: 't', false: 'T'}[b[9] == 'x']
-	}
-	return string(b)
-}
-
 func (c *Cmd) userName(uid uint32, numeric bool) string {
 	if !numeric {
 		if uid == 0 {
@@ -318,7 +284,7 @@ func (c *Cmd) lsPrint(w *bufio.Writer, list []lsEntry, opt lsOpts, _ bool) {
 	for i, e := range list {
 		r := row{
 			ino:   strconv.FormatInt(e.st.Ino, 10),
-			mode:  modeString(e.st),
+			mode:  e.st.ModeString(),
 			nlink: strconv.FormatUint(uint64(e.st.Nlink), 10),
 			user:  c.userName(e.st.UID, opt.numeric),
 			group: c.groupName(e.st.GID, opt.numeric),

@@ -200,9 +200,9 @@ func runChmod(c *Cmd) int {
 		}
 		if verbose || (changes && newMode != st.Perm()) {
 			if newMode != st.Perm() {
-				fmt.Fprintf(c.Stdout, "mode of %s changed from %04o (%s) to %04o (%s)\n", q(name), st.Perm(), modeString(st)[1:], newMode, modeString(vfs.Stat{Mode: st.Type() | newMode})[1:])
+				fmt.Fprintf(c.Stdout, "mode of %s changed from %04o (%s) to %04o (%s)\n", q(name), st.Perm(), st.ModeString()[1:], newMode, vfs.ModeString(st.Type() | newMode)[1:])
 			} else {
-				fmt.Fprintf(c.Stdout, "mode of %s retained as %04o (%s)\n", q(name), st.Perm(), modeString(st)[1:])
+				fmt.Fprintf(c.Stdout, "mode of %s retained as %04o (%s)\n", q(name), st.Perm(), st.ModeString()[1:])
 			}
 		}
 		if o.has("R") && st.IsDir() {

@@ -18,27 +18,6 @@ func init() {
 	register("pwd", "pwd [-LP]", runPwd)
 }
 
-func fileType(st vfs.Stat) string {
-	switch st.TypeLetter() {
-	case "d":
-		return "directory"
-	case "l":
-		return "symbolic link"
-	case "p":
-		return "fifo"
-	case "c":
-		return "character special file"
-	case "b":
-		return "block special file"
-	case "s":
-		return "socket"
-	}
-	if st.Size == 0 {
-		return "regular empty file"
-	}
-	return "regular file"
-}
-
 func statTime(t time.Time) string {
 	return t.Local().Format("2006-01-02 15:04:05.000000000 -0700")
 }
@@ -62,11 +41,11 @@ func (c *Cmd) statFormat(format, name string, st vfs.Stat, printf bool) string {
 		case 'a':
 			v = strconv.FormatUint(uint64(st.Perm()), 8)
 		case 'A':
-			v = modeString(st)
+			v = st.ModeString()
 		case 'f':
 			v = strconv.FormatUint(uint64(st.Mode), 16)
 		case 'F':
-			v = fileType(st)
+			v = st.FileType()
 		case 'u':
 			v = strconv.FormatUint(uint64(st.UID), 10)
 		case 'g':

@@ -458,55 +458,25 @@ fs import).`,
 }
 
 // copyTree copies the directory src (following it if it is a symlink) to
-// dst. When dst exists the trees are merged: files and links in the way
-// are replaced, directories kept.
+// dst with vfs.CopyTree, counting what it copies. When dst exists the
+// trees are merged: files and links in the way are replaced, directories
+// kept (with their own modes, as cp -r).
 func copyTree(f *vfs.FS, src, dst string, n *copyStats) error {
 	cs, cd := path.Clean(src), path.Clean(dst)
 	if cd == cs || strings.HasPrefix(cd, strings.TrimSuffix(cs, "/")+"/") {
 		return userError{msg: describe(pathError("cp", dst, syscall.EINVAL)) + ": cannot copy a directory into itself"}
 	}
-	st, err := f.Stat(src)
-	if err != nil {
-		return err
-	}
-	if err := ensureDir(f, dst, st.Perm()); err != nil {
-		return err
-	}
-	n.dirs++
-	entries, err := f.ReaddirPlus(src)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		s, d := path.Join(src, e.Name), path.Join(dst, e.Name)
-		var err error
+	return vfs.CopyTree(f, src, dst, vfs.CopyOptions{FollowTop: true, Done: func(_ string, st vfs.Stat, _ bool) {
 		switch {
-		case e.Stat.IsDir():
-			err = copyTree(f, s, d, n)
-		case e.Stat.IsRegular():
-			if err = f.CopyFile(s, d); err == nil {
-				n.files++
-				n.bytes += e.Stat.Size
-			}
-		case e.Stat.IsSymlink():
-			var target string
-			if target, err = f.Readlink(s); err == nil {
-				if err = removeNonDir(f, d); err == nil {
-					if err = f.Symlink(target, d); err == nil {
-						n.symlinks++
-					}
-				}
-			}
-		default:
-			if err = removeNonDir(f, d); err == nil {
-				err = f.Mknod(d, e.Stat.Mode, e.Stat.Rdev)
-			}
+		case st.IsDir():
+			n.dirs++
+		case st.IsRegular():
+			n.files++
+			n.bytes += st.Size
+		case st.IsSymlink():
+			n.symlinks++
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	}})
 }
 
 // ensureDir makes p a directory with permission bits perm, creating it if

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -417,135 +418,53 @@ func runCp(c *Cmd) int {
 			status = 1
 			continue
 		}
-		if st.IsDir() {
-			if !opt.recursive {
-				c.Errorf("-r not specified; omitting directory %s", q(s))
-				status = 1
-				continue
-			}
-			sp, dp := strings.TrimSuffix(c.Abs(s), "/"), strings.TrimSuffix(c.Abs(d), "/")
-			if dp == sp || strings.HasPrefix(dp, sp+"/") {
-				c.Errorf("cannot copy a directory, %s, into itself, %s", q(s), q(d))
-				status = 1
-				continue
-			}
+		if st.IsDir() && !opt.recursive {
+			c.Errorf("-r not specified; omitting directory %s", q(s))
+			status = 1
+			continue
 		}
-		if err := c.copyAny(s, d, st, opt); err != nil {
+		if err := c.copyTree(s, d, opt); err != nil {
+			if errors.Is(err, vfs.ErrCopyStopped) {
+				return 1
+			}
 			status = 1
 		}
 	}
 	return status
 }
 
-func (c *Cmd) copyAny(s, d string, st vfs.Stat, opt cpOpts) error {
-	if c.Cancelled() {
-		return ErrStop
+// copyTree is cp of one operand: vfs.CopyTree through the sandbox's
+// policy-checking filesystem, each failed entry reported as GNU cp does
+// (with the operand's own spelling) and skipped.
+func (c *Cmd) copyTree(s, d string, opt cpOpts) error {
+	var failed error
+	name := func(operand, rel string) string {
+		if rel == "" {
+			return operand
+		}
+		return joinPath(operand, rel)
 	}
-	sp, dp := c.Abs(s), c.Abs(d)
-	dst, derr := c.FS.Lstat(strings.TrimSuffix(dp, "/"))
-	switch {
-	case st.IsDir():
-		if derr == nil && !dst.IsDir() {
-			c.Errorf("cannot overwrite non-directory %s with directory %s", q(d), q(s))
-			return syscall.ENOTDIR
-		}
-		if derr != nil {
-			if err := c.FS.Mkdir(dp, st.Perm()); err != nil {
-				c.Errorf("cannot create directory %s: %s", q(d), ErrText(err))
-				return err
+	err := vfs.CopyTree(c.FS, c.Abs(s), c.Abs(d), vfs.CopyOptions{
+		FollowTop: opt.deref,
+		Deref:     opt.deref,
+		Preserve:  opt.preserve,
+		NoClobber: opt.noClobber,
+		Stop:      c.Cancelled,
+		Done: func(rel string, st vfs.Stat, created bool) {
+			if opt.verbose && (created || !st.IsDir()) {
+				fmt.Fprintf(c.Stdout, "%s -> %s\n", q(name(s, rel)), q(name(d, rel)))
 			}
-			if opt.verbose {
-				fmt.Fprintf(c.Stdout, "%s -> %s\n", q(s), q(d))
-			}
-		}
-		entries, err := c.FS.ReaddirPlus(sp)
-		if err != nil {
-			c.Errorf("cannot access %s: %s", q(s), ErrText(err))
-			return err
-		}
-		var first error
-		for _, e := range entries {
-			est := e.Stat
-			if opt.deref && est.IsSymlink() {
-				if est, err = c.FS.Stat(joinPath(sp, e.Name)); err != nil {
-					c.Errorf("cannot stat %s: %s", q(joinPath(s, e.Name)), ErrText(err))
-					first = err
-					continue
-				}
-			}
-			if err := c.copyAny(joinPath(s, e.Name), joinPath(d, e.Name), est, opt); err != nil && first == nil {
-				first = err
-			}
-		}
-		if opt.preserve {
-			c.FS.Chmod(dp, st.Perm())
-			c.FS.Utimens(dp, &st.Atime, &st.Mtime, true)
-		}
-		return first
-	case st.IsSymlink():
-		target, err := c.FS.Readlink(strings.TrimSuffix(sp, "/"))
-		if err != nil {
-			c.Errorf("cannot read symbolic link %s: %s", q(s), ErrText(err))
-			return err
-		}
-		if derr == nil {
-			if opt.noClobber {
-				return nil
-			}
-			c.FS.Unlink(dp)
-		}
-		if err := c.FS.Symlink(target, dp); err != nil {
-			c.Errorf("cannot create symbolic link %s: %s", q(d), ErrText(err))
-			return err
-		}
-	default:
-		if derr == nil {
-			if opt.noClobber {
-				return nil
-			}
-			if dst.IsDir() {
-				c.Errorf("cannot overwrite directory %s with non-directory", q(d))
-				return syscall.EISDIR
-			}
-			if dst.Ino == st.Ino {
-				c.Errorf("%s and %s are the same file", q(s), q(d))
-				return syscall.EINVAL
-			}
-			if dst.IsSymlink() {
-				// cp writes through a symlink destination, as open(2).
-				if tst, err := c.FS.Stat(dp); err == nil && tst.Ino == st.Ino {
-					c.Errorf("%s and %s are the same file", q(s), q(d))
-					return syscall.EINVAL
-				}
-			}
-		}
-		var err error
-		if st.IsRegular() {
-			err = c.FS.CopyFile(sp, dp)
-		} else {
-			err = c.copyStream(s, dp)
-		}
-		if err != nil {
-			c.Errorf("cannot create regular file %s: %s", q(d), ErrText(err))
-			return err
-		}
-		if opt.verbose {
-			fmt.Fprintf(c.Stdout, "%s -> %s\n", q(s), q(d))
-		}
-	}
-	if opt.preserve {
-		c.FS.Chmod(dp, st.Perm())
-		c.FS.Utimens(dp, &st.Atime, &st.Mtime, false)
-	}
-	return nil
-}
-
-func (c *Cmd) copyStream(s, dp string) error {
-	data, err := c.ReadAll(s)
+		},
+		Failed: func(e *vfs.CopyError) error {
+			c.Errorf("%s", e.Message(q(name(s, e.Rel)), q(name(d, e.Rel))))
+			failed = e
+			return nil
+		},
+	})
 	if err != nil {
 		return err
 	}
-	return c.FS.WriteFile(dp, data, vfs.WriteOptions{})
+	return failed
 }
 
 func runLn(c *Cmd) int {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/hostcopy"
 	"github.com/agentfs-go/agentfs/core/schema"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
@@ -42,47 +43,6 @@ Paths are absolute inside the agent filesystem ("notes.md" means
 			}
 		})
 }
-
-// pieceSize is the amount of file data moved per transaction when a file
-// is streamed in or out, rounded down to whole chunks.
-func pieceSize(f *vfs.FS) int {
-	const target = 1 << 20
-	cs := f.ChunkSize()
-	if cs <= 0 || cs >= target {
-		return max(cs, 4096)
-	}
-	return target / cs * cs
-}
-
-// copyPieces copies src to dst in writes of len(buf) bytes (the last may
-// be shorter), so that each write to an engine file is one transaction of
-// bounded size. progress, if not nil, is called after each piece.
-func copyPieces(dst io.Writer, src io.Reader, buf []byte, progress func(n int)) (int64, error) {
-	var total int64
-	for {
-		n, err := io.ReadFull(src, buf)
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return total, werr
-			}
-			total += int64(n)
-			if progress != nil {
-				progress(n)
-			}
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return total, nil
-		}
-		if err != nil {
-			return total, err
-		}
-	}
-}
-
-// smallFile is the size up to which an import reads a host file whole
-// and writes it with WriteFile; larger files are streamed. Both are one
-// atomic replacement.
-const smallFile = 4 << 20
 
 // writeStream makes the content of r the content of the file p (created
 // with perm if missing, with its parents too when parents), atomically
@@ -262,7 +222,7 @@ func newFSCatCmd(id string) *cobra.Command {
 		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return readAgent(cmd, id, func(a *core.Agent) error {
-				buf := make([]byte, pieceSize(a.FS))
+				buf := make([]byte, hostcopy.PieceSize(a.FS))
 				for _, arg := range args {
 					if err := catFile(a.FS, agentPath(arg), cmd.OutOrStdout(), buf); err != nil {
 						return err
@@ -280,7 +240,7 @@ func catFile(f *vfs.FS, p string, w io.Writer, buf []byte) error {
 		return err
 	}
 	defer h.Close()
-	_, err = copyPieces(w, h, buf, nil)
+	_, err = hostcopy.CopyPieces(w, h, buf, nil)
 	return err
 }
 
@@ -447,8 +407,8 @@ fs import).`,
 						hint: fmt.Sprintf("agentfs fs %s cp -r %s %s", id, args[0], args[1]),
 					}
 				}
-				var n copyStats
-				return stagedTree(a.FS, dst, func(dst string) error { return copyTree(a.FS, src, dst, &n) },
+				var n hostcopy.Stats
+				return a.FS.StageTree(dst, func(dst string) error { return copyTree(a.FS, src, dst, &n) },
 					func() string { return n.String() })
 			})
 		},
@@ -461,7 +421,7 @@ fs import).`,
 // dst with vfs.CopyTree, counting what it copies. When dst exists the
 // trees are merged: files and links in the way are replaced, directories
 // kept (with their own modes, as cp -r).
-func copyTree(f *vfs.FS, src, dst string, n *copyStats) error {
+func copyTree(f *vfs.FS, src, dst string, n *hostcopy.Stats) error {
 	cs, cd := path.Clean(src), path.Clean(dst)
 	if cd == cs || strings.HasPrefix(cd, strings.TrimSuffix(cs, "/")+"/") {
 		return userError{msg: describe(pathError("cp", dst, syscall.EINVAL)) + ": cannot copy a directory into itself"}
@@ -469,53 +429,14 @@ func copyTree(f *vfs.FS, src, dst string, n *copyStats) error {
 	return vfs.CopyTree(f, src, dst, vfs.CopyOptions{FollowTop: true, Done: func(_ string, st vfs.Stat, _ bool) {
 		switch {
 		case st.IsDir():
-			n.dirs++
+			n.Dirs++
 		case st.IsRegular():
-			n.files++
-			n.bytes += st.Size
+			n.Files++
+			n.Bytes += st.Size
 		case st.IsSymlink():
-			n.symlinks++
+			n.Symlinks++
 		}
 	}})
-}
-
-// ensureDir makes p a directory with permission bits perm, creating it if
-// missing.
-func ensureDir(f *vfs.FS, p string, perm uint32) error {
-	st, err := f.Lstat(p)
-	switch {
-	case isErrno(err, syscall.ENOENT):
-		if err := f.Mkdir(p, perm); err != nil {
-			return err
-		}
-		st, err = f.Lstat(p)
-		if err != nil {
-			return err
-		}
-	case err != nil:
-		return err
-	case !st.IsDir():
-		return pathError("mkdir", p, syscall.EEXIST)
-	}
-	if st.Perm() != perm {
-		return f.Chmod(p, perm)
-	}
-	return nil
-}
-
-// removeNonDir removes p unless it is missing; a directory is EISDIR.
-func removeNonDir(f *vfs.FS, p string) error {
-	st, err := f.Lstat(p)
-	if isErrno(err, syscall.ENOENT) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if st.IsDir() {
-		return pathError("replace", p, syscall.EISDIR)
-	}
-	return f.Unlink(p)
 }
 
 // ---- ln ----

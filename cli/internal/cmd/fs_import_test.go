@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"crypto/rand"
+	"github.com/agentfs-go/agentfs/core/hostcopy"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,10 @@ import (
 	"testing"
 	"time"
 )
+
+// smallFile is hostcopy's threshold: larger host files are streamed
+// through a staging inode, smaller ones written in one transaction.
+const smallFile = 4 << 20
 
 func writeHostFile(t *testing.T, p, content string, mode fs.FileMode) {
 	t.Helper()
@@ -93,7 +98,7 @@ func TestImportExportRoundTrip(t *testing.T) {
 		fi, err := os.Lstat(p)
 		must(err)
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			must(lchtimes(p, at, mt))
+			must(hostcopy.Lchtimes(p, at, mt))
 		} else {
 			must(os.Chtimes(p, at, mt))
 		}

@@ -32,7 +32,7 @@ func stagingNames(t *testing.T, f *vfs.FS, dir string) []string {
 	}
 	var out []string
 	for _, n := range names {
-		if strings.HasPrefix(n, stagePrefix) {
+		if strings.HasPrefix(n, vfs.StagePrefix) {
 			out = append(out, n)
 		}
 	}
@@ -58,9 +58,9 @@ func TestAttack_Atomic_TreeCopyFailure(t *testing.T) {
 		}
 		return boom
 	}
-	err := stagedTree(f, "/p/new", build, func() string { return "2 files" })
+	err := f.StageTree("/p/new", build, func() string { return "2 files" })
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "nothing was written to /p/new") {
-		t.Fatalf("stagedTree(new) = %v; want the failure and that nothing was written", err)
+		t.Fatalf("StageTree(new) = %v; want the failure and that nothing was written", err)
 	}
 	if ok, _ := f.Exists("/p/new"); ok {
 		t.Errorf("/p/new exists after a failed copy")
@@ -72,9 +72,9 @@ func TestAttack_Atomic_TreeCopyFailure(t *testing.T) {
 	if err := f.Mkdir("/p/old", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err = stagedTree(f, "/p/old", build, func() string { return "2 files, 1 dirs" })
+	err = f.StageTree("/p/old", build, func() string { return "2 files, 1 dirs" })
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "2 files, 1 dirs were written into the existing /p/old") {
-		t.Fatalf("stagedTree(existing) = %v; want what was written", err)
+		t.Fatalf("StageTree(existing) = %v; want what was written", err)
 	}
 	// Through the CLI: cp -r of a tree onto itself's child fails before
 	// anything is made.
@@ -98,8 +98,8 @@ func TestAttack_Atomic_StaleTreeStagingRemoved(t *testing.T) {
 	newAgent(t)
 	a := openT(t)
 	f := a.FS
-	dead := stagePrefix + "999999999-abcdef"
-	live := stagePrefix + strconv.Itoa(os.Getpid()) + "-abcdef"
+	dead := vfs.StagePrefix + "999999999-abcdef"
+	live := vfs.StagePrefix + strconv.Itoa(os.Getpid()) + "-abcdef"
 	for _, d := range []string{dead, live} {
 		if err := f.MkdirAll("/p/"+d+"/partial", 0o755); err != nil {
 			t.Fatal(err)

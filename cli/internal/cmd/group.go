@@ -203,16 +203,3 @@ func completeAgentFirst(_ *cobra.Command, args []string, toComplete string) ([]c
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }
 
-// hostError is a failure on the host filesystem (import, export). It
-// reads like the engine's errors but carries no hint meant for paths
-// inside the agent filesystem.
-type hostError struct{ err error }
-
-func (e hostError) Error() string { return "host: " + describe(e.err) }
-
-func hostErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	return hostError{err}
-}

@@ -1,4 +1,4 @@
-package cmd
+package vfs
 
 import (
 	"crypto/rand"
@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
 // A tree copied into the agent (fs import of a directory, fs cp -r) to a
@@ -23,53 +21,55 @@ import (
 // the trees merge, each file replaced atomically; a failure then says
 // what was written.
 
-// stagePrefix starts the names of staging directories:
+// StagePrefix starts the names of StageTree's staging directories:
 // .agentfs-tmp-PID-RANDOM.
-const stagePrefix = ".agentfs-tmp-"
+const StagePrefix = ".agentfs-tmp-"
 
-// stagedTree runs build to make the tree dst. counts reports what build
-// has written so far, for the error of a failed merge.
-func stagedTree(f *vfs.FS, dst string, build func(target string) error, counts func() string) error {
+// StageTree runs build to make the tree dst: into a staging directory
+// renamed to dst at the end when dst does not exist, into dst itself when
+// it is an existing directory. counts reports what build has written so
+// far, for the error of a failed merge.
+func (f *FS) StageTree(dst string, build func(target string) error, counts func() string) error {
 	_, err := f.Lstat(dst)
 	switch {
 	case err == nil:
 		if err := build(dst); err != nil {
-			return fmt.Errorf("%w\nagentfs: stopped there: %s were written into the existing %s before the failure (each file whole, old or new); the rest was not copied", err, counts(), dst)
+			return fmt.Errorf("%w\nstopped there: %s were written into the existing %s before the failure (each file whole, old or new); the rest was not copied", err, counts(), dst)
 		}
 		return nil
-	case !isErrno(err, syscall.ENOENT) || dst == "/":
+	case Errno(err) != syscall.ENOENT || dst == "/":
 		return err
 	}
 	parent := path.Dir(dst)
 	if err := f.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	removeStaleStaging(f, parent)
+	f.removeStaleStaging(parent)
 	var rnd [6]byte
 	rand.Read(rnd[:])
-	stage := path.Join(parent, stagePrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(rnd[:]))
+	stage := path.Join(parent, StagePrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(rnd[:]))
 	if err := build(stage); err != nil {
 		if rerr := f.RemoveAll(stage); rerr != nil {
-			return fmt.Errorf("%w\nagentfs: nothing was written to %s, but the partial copy in %s could not be removed: %v", err, dst, stage, rerr)
+			return fmt.Errorf("%w\nnothing was written to %s, but the partial copy in %s could not be removed: %v", err, dst, stage, rerr)
 		}
-		return fmt.Errorf("%w\nagentfs: nothing was written to %s (the partial copy was removed)", err, dst)
+		return fmt.Errorf("%w\nnothing was written to %s (the partial copy was removed)", err, dst)
 	}
-	if err := f.Rename2(stage, dst, vfs.RenameNoReplace); err != nil {
+	if err := f.Rename2(stage, dst, RenameNoReplace); err != nil {
 		f.RemoveAll(stage)
-		return fmt.Errorf("%w\nagentfs: nothing was written to %s (it appeared during the copy)", err, dst)
+		return fmt.Errorf("%w\nnothing was written to %s (it appeared during the copy)", err, dst)
 	}
 	return nil
 }
 
 // removeStaleStaging removes the staging directories in dir of processes
 // that no longer run (a copy killed midway).
-func removeStaleStaging(f *vfs.FS, dir string) {
+func (f *FS) removeStaleStaging(dir string) {
 	names, err := f.Readdir(dir)
 	if err != nil {
 		return
 	}
 	for _, n := range names {
-		rest, ok := strings.CutPrefix(n, stagePrefix)
+		rest, ok := strings.CutPrefix(n, StagePrefix)
 		if !ok {
 			continue
 		}
@@ -78,7 +78,7 @@ func removeStaleStaging(f *vfs.FS, dir string) {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		if processGone(pid) {
+		if !processAlive(pid) {
 			f.RemoveAll(path.Join(dir, n))
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package cmd
+package hostcopy
 
 import (
 	"io/fs"
@@ -18,9 +18,9 @@ func hostAtime(fi os.FileInfo) time.Time {
 	return fi.ModTime()
 }
 
-// lchtimes sets the times of a host path without following a final
+// Lchtimes sets the times of a host path without following a final
 // symlink (utimensat with AT_SYMLINK_NOFOLLOW).
-func lchtimes(p string, atime, mtime time.Time) error {
+func Lchtimes(p string, atime, mtime time.Time) error {
 	b, err := syscall.BytePtrFromString(p)
 	if err != nil {
 		return &fs.PathError{Op: "utimensat", Path: p, Err: err}

@@ -1,6 +1,6 @@
 //go:build darwin
 
-package cmd
+package hostcopy
 
 import (
 	"os"
@@ -16,6 +16,6 @@ func hostAtime(fi os.FileInfo) time.Time {
 	return fi.ModTime()
 }
 
-// lchtimes would set the times of a symlink itself; the syscall package
+// Lchtimes would set the times of a symlink itself; the syscall package
 // has no lutimes on this system, so symlink times are not kept.
-func lchtimes(string, time.Time, time.Time) error { return nil }
+func Lchtimes(string, time.Time, time.Time) error { return nil }

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package cmd
+package hostcopy
 
 import (
 	"os"
@@ -11,5 +11,5 @@ import (
 // modification time stands in.
 func hostAtime(fi os.FileInfo) time.Time { return fi.ModTime() }
 
-// lchtimes would set the times of a symlink itself; not supported here.
-func lchtimes(string, time.Time, time.Time) error { return nil }
+// Lchtimes would set the times of a symlink itself; not supported here.
+func Lchtimes(string, time.Time, time.Time) error { return nil }

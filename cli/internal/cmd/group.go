@@ -202,4 +202,3 @@ func completeAgentFirst(_ *cobra.Command, args []string, toComplete string) ([]c
 	}
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }
-

@@ -3,6 +3,7 @@ package hostcopy
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -169,21 +170,12 @@ func (ex *exporter) file(src, h string, st vfs.Stat) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(h, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return hostErr(err)
-	}
-	_, err = CopyPieces(hostWriter{out}, in, ex.buf, func(n int) { ex.stats.Bytes += int64(n); ex.tick() })
-	if cerr := out.Close(); err == nil {
-		err = hostErr(cerr)
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Chmod(h, hostMode(st)); err != nil {
-		return hostErr(err)
-	}
-	if err := os.Chtimes(h, st.Atime, st.Mtime); err != nil {
+	r := &agentReader{r: in, progress: func(n int) { ex.stats.Bytes += int64(n); ex.tick() }}
+	if _, err := WriteEntry(h, st, r, "", ex.buf, EntryOptions{Atime: true}); err != nil {
+		var ae agentError
+		if errors.As(err, &ae) {
+			return ae.err
+		}
 		return hostErr(err)
 	}
 	ex.stats.Files++
@@ -198,12 +190,31 @@ func (ex *exporter) symlink(src, h string, st vfs.Stat) error {
 	if err := ex.clearHost(h); err != nil {
 		return err
 	}
-	if err := os.Symlink(target, h); err != nil {
-		return hostErr(err)
-	}
-	if err := Lchtimes(h, st.Atime, st.Mtime); err != nil {
+	if _, err := WriteEntry(h, st, nil, target, nil, EntryOptions{Atime: true}); err != nil {
 		return hostErr(err)
 	}
 	ex.stats.Symlinks++
 	return nil
+}
+
+// agentReader reads an agent file for WriteEntry, marking its failures so
+// that they are not reported as the host's.
+type agentReader struct {
+	r        io.Reader
+	progress func(n int)
+}
+
+type agentError struct{ err error }
+
+func (e agentError) Error() string { return e.err.Error() }
+
+func (a *agentReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 {
+		a.progress(n)
+	}
+	if err != nil && err != io.EOF {
+		err = agentError{err}
+	}
+	return n, err
 }

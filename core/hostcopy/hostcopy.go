@@ -195,10 +195,3 @@ func (h hostReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-type hostWriter struct{ w io.Writer }
-
-func (h hostWriter) Write(p []byte) (int, error) {
-	n, err := h.w.Write(p)
-	return n, hostErr(err)
-}

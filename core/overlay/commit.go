@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/hostcopy"
 	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/vfs"
@@ -258,7 +259,7 @@ func (j *journal) mkdir(p string) error {
 
 // attrs gives the existing host entry p the attributes of st and records
 // how to give back its old mode, owner and times.
-func (j *journal) attrs(p string, st vfs.Stat, symlink bool) error {
+func (j *journal) attrs(p string, st vfs.Stat) error {
 	if err := hostChange(p); err != nil {
 		return err
 	}
@@ -266,7 +267,7 @@ func (j *journal) attrs(p string, st vfs.Stat, symlink bool) error {
 	if err := hostfs.Lstat(p, &old); err != nil {
 		return err
 	}
-	if err := setAttrs(p, st, symlink); err != nil {
+	if err := hostcopy.SetAttrs(p, st, hostcopy.EntryOptions{Owner: true}); err != nil {
 		return err
 	}
 	j.undo = append(j.undo, func() error { return restoreAttrs(p, &old) })
@@ -384,7 +385,7 @@ func apply(a *core.Agent, base string, changes []Change, force bool) (err error)
 					return fmt.Errorf("commit %s: %w", c.Path, err)
 				}
 			}
-			if err := j.attrs(p, c.st, false); err != nil {
+			if err := j.attrs(p, c.st); err != nil {
 				return fmt.Errorf("commit %s: %w", c.Path, err)
 			}
 			dirs = append(dirs, c)
@@ -409,7 +410,7 @@ func apply(a *core.Agent, base string, changes []Change, force bool) (err error)
 			continue
 		}
 		// Attributes only.
-		if err := j.attrs(p, c.st, c.Type == "symlink"); err != nil {
+		if err := j.attrs(p, c.st); err != nil {
 			return fmt.Errorf("commit %s: %w", c.Path, err)
 		}
 	}
@@ -429,104 +430,60 @@ func apply(a *core.Agent, base string, changes []Change, force bool) (err error)
 	return nil
 }
 
-// stageEntry writes the new version of a non-directory at tmp.
+// stageEntry writes the new version of a non-directory at tmp, through
+// hostcopy.WriteEntry (the one way an agent entry reaches the host),
+// flushed to the disk before the journal renames it into place.
 func stageEntry(a *core.Agent, base string, c Change, tmp string, force bool) error {
+	opts := hostcopy.EntryOptions{Owner: true, Sync: true}
 	if c.ino == 0 {
 		// Inside a moved directory never listed: the base entry as is.
-		return copyHost(filepath.Join(base, filepath.FromSlash(c.source)), tmp, c.st)
+		return copyHost(filepath.Join(base, filepath.FromSlash(c.source)), tmp, c.st, opts)
 	}
-	switch c.st.Mode & syscall.S_IFMT {
-	case syscall.S_IFLNK:
-		return os.Symlink(c.target, tmp)
-	case syscall.S_IFREG:
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return err
-		}
-		buf := make([]byte, 1<<20)
-		for off := int64(0); off < c.st.Size; {
-			n, err := a.FS.ReadInoAt(c.ino, buf[:min(int64(len(buf)), c.st.Size-off)], off, force)
-			if err != nil {
-				f.Close()
-				return err
-			}
-			if n == 0 {
-				break // the file shrank meanwhile
-			}
-			if _, err := f.WriteAt(buf[:n], off); err != nil {
-				f.Close()
-				return err
-			}
-			off += int64(n)
-		}
-		if err := f.Truncate(c.st.Size); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-	default:
-		if err := hostfs.Mknod(tmp, c.st.Mode, int(c.st.Rdev)); err != nil {
-			return err
-		}
+	var content io.Reader
+	if c.st.IsRegular() {
+		content = io.NewSectionReader(inoReader{a.FS, c.ino, force}, 0, c.st.Size)
 	}
-	return setAttrs(tmp, c.st, false)
+	_, err := hostcopy.WriteEntry(tmp, c.st, content, c.target, make([]byte, 1<<20), opts)
+	return err
 }
 
-// copyHost copies a host file (or symlink) to tmp.
-func copyHost(src, tmp string, st vfs.Stat) error {
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFLNK:
+// inoReader reads an agent inode (the overlay's copy, or the base file
+// when anyBase) as an io.ReaderAt.
+type inoReader struct {
+	fs      *vfs.FS
+	ino     int64
+	anyBase bool
+}
+
+func (r inoReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.fs.ReadInoAt(r.ino, p, off, r.anyBase)
+	if err == nil && n < len(p) {
+		err = io.EOF // the file shrank meanwhile: WriteEntry extends it to its size
+	}
+	return n, err
+}
+
+// copyHost copies a host file (or symlink) of the base to tmp.
+func copyHost(src, tmp string, st vfs.Stat, opts hostcopy.EntryOptions) error {
+	var content io.Reader
+	var target string
+	switch {
+	case st.IsSymlink():
 		t, err := os.Readlink(src)
 		if err != nil {
 			return err
 		}
-		return os.Symlink(t, tmp)
-	case syscall.S_IFREG:
+		target = t
+	case st.IsRegular():
 		in, err := os.Open(src)
 		if err != nil {
 			return err
 		}
 		defer in.Close()
-		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		if err := out.Close(); err != nil {
-			return err
-		}
-	default:
-		if err := hostfs.Mknod(tmp, st.Mode, int(st.Rdev)); err != nil {
-			return err
-		}
+		content = in
 	}
-	return setAttrs(tmp, st, false)
-}
-
-// setAttrs gives a host path the mode, owner (when the process may) and
-// mtime of st. Symlinks only get their owner.
-func setAttrs(p string, st vfs.Stat, symlink bool) error {
-	if os.Geteuid() == 0 {
-		if err := os.Lchown(p, int(st.UID), int(st.GID)); err != nil {
-			return err
-		}
-	}
-	if symlink || st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
-		return nil
-	}
-	if err := syscall.Chmod(p, st.Mode&0o7777); err != nil {
-		return err
-	}
-	return os.Chtimes(p, st.Mtime, st.Mtime)
+	_, err := hostcopy.WriteEntry(tmp, st, content, target, make([]byte, 1<<20), opts)
+	return err
 }
 
 // reset empties the delta after a commit: the base now has every change.

@@ -233,7 +233,57 @@ func (c *hostConn) statement(query string, args []driver.NamedValue) (*hostRows,
 	for i, a := range args {
 		vals[i] = a.Value
 	}
+	if len(vals) > maxHostArgs {
+		if head, group, n, ok := valuesList(query, len(vals)); ok {
+			return c.h.runSplit(head, group, n, vals)
+		}
+	}
 	return c.h.run(query, vals)
+}
+
+// maxHostArgs is the most arguments a Durable Object's SQL storage binds
+// to one statement (its SQLite is built with a limit of 100).
+const maxHostArgs = 100
+
+// valuesList splits a multi-row INSERT, "HEAD VALUES (?,?,?),(?,?,?)...",
+// into its head ("HEAD VALUES "), one group "(?,?,?)" and the number of
+// arguments per group, when every group is that one and the groups take
+// exactly nargs arguments (the store's chunk writes are such statements).
+func valuesList(query string, nargs int) (head, group string, per int, ok bool) {
+	i := strings.LastIndex(strings.ToUpper(query), " VALUES ")
+	if i < 0 {
+		return "", "", 0, false
+	}
+	head, rest := query[:i+len(" VALUES ")], strings.TrimSpace(query[i+len(" VALUES "):])
+	end := strings.IndexByte(rest, ')')
+	if end < 0 || rest[0] != '(' {
+		return "", "", 0, false
+	}
+	group = rest[:end+1]
+	per = strings.Count(group, "?")
+	if per == 0 || per > maxHostArgs || nargs%per != 0 || strings.Trim(group, "(?, )") != "" {
+		return "", "", 0, false
+	}
+	n := nargs / per
+	if rest != group+strings.Repeat(","+group, n-1) {
+		return "", "", 0, false
+	}
+	return head, group, per, true
+}
+
+// runSplit runs a multi-row INSERT (see valuesList) as several, each
+// within maxHostArgs; inside the store's transaction, as one.
+func (h *host) runSplit(head, group string, per int, vals []driver.Value) (*hostRows, error) {
+	rows := maxHostArgs / per
+	for len(vals) > 0 {
+		k := min(rows, len(vals)/per)
+		q := head + group + strings.Repeat(","+group, k-1)
+		if _, err := h.run(q, vals[:k*per]); err != nil {
+			return nil, err
+		}
+		vals = vals[k*per:]
+	}
+	return &hostRows{}, nil
 }
 
 // begin opens the host's transaction (see the top of this file).

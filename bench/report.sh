@@ -64,6 +64,7 @@ fuse='[[ $(id -u) == 0 && -e /dev/fuse ]] || { echo "needs root and /dev/fuse" >
 part engine "Engine in-process beside agentfs-sdk 0.6.4" ./bench/run.sh
 part sdk-ts "TypeScript SDK beside agentfs-sdk 0.6.4" env SIDES="ref ts tsproc floor" ./bench/sdk-ts.sh
 part sandbox "In-process sandbox beside bash + GNU tools" ./bench/sandbox.sh
+part cloudflare "Cloudflare Workers (workerd): agentfs-sdk/cloudflare beside agentfs-sdk 0.6.4" ./bench/cloudflare.sh
 part mount "FUSE mount beside a native directory" bash -c "$fuse; ./bench/mount.sh"
 part run "agentfs run beside a native directory" bash -c "$fuse; ./bench/agentfs-run.sh"
 part overlay "Overlay (init --base) through a FUSE mount" bash -c "$fuse; ./bench/overlay.sh"

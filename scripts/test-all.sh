@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser go:nocgo crypt node examples gomod cross"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser cloudflare go:nocgo crypt node examples gomod cross"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -41,6 +41,7 @@ run_suite() {
     python) go tool task test-python ;;
     ts) go tool task test-ts ;;
     browser) go tool task test-browser ;;
+    cloudflare) go tool task test-cloudflare ;;
     rust) go tool task test-rust ;;
     xlang) go tool task test-xlang ;;
     # the README's first command and every line of its quick tour

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentfs-go/agentfs/core"
 	"github.com/agentfs-go/agentfs/core/rpc"
-	"github.com/agentfs-go/agentfs/core/store"
 )
 
 // main puts the engine's functions on globalThis.__agentfsWasm (the
@@ -23,15 +22,19 @@ import (
 //	end(handle)                      no more bytes: the engine finishes
 //	call(handle, method, payload) -> bytes   one call answered now (an agentfs.v1.Result)
 //	submit(handle, id, method, head, data?)  one call answered by a Result frame
-//	load(path, bytes, wal?)          the database at path is these bytes (with its -wal's committed transactions)
-//	save(path) -> bytes              the bytes of the database at path
-//	drop(path)                       forget the database at path
+//
+// plus the functions of databaseFuncs: load/save/drop of in-memory
+// databases (memory_js.go), or attach/detach of the host's SQL storage
+// in the Workers build (host_js.go, tag agentfs_workers).
 func main() {
 	api := js.Global().Get("Object").New()
-	for name, fn := range map[string]func(args []js.Value) any{
+	funcs := map[string]func(args []js.Value) any{
 		"start": start, "write": write, "end": end, "call": call, "submit": submit,
-		"load": load, "save": save, "drop": drop,
-	} {
+	}
+	for name, fn := range databaseFuncs { // memory_js.go or host_js.go
+		funcs[name] = fn
+	}
+	for name, fn := range funcs {
 		api.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) any { return fn(args) }))
 	}
 	api.Set("version", core.Version)
@@ -144,39 +147,6 @@ func submit(args []js.Value) any {
 		}
 		l.Submit(uint64(args[1].Int()), string(bytesOf(args[2])), bytesOf(args[3]), data)
 	}
-	return nil
-}
-
-func load(args []js.Value) any {
-	db := bytesOf(args[1])
-	if len(args) > 2 {
-		var err error
-		if db, err = store.ApplyWAL(db, bytesOf(args[2])); err != nil {
-			return errorValue(err)
-		}
-	}
-	store.LoadMemory(args[0].String(), db)
-	return nil
-}
-
-// save answers the bytes of the database at path, or an errorValue
-// (ENOENT for a database that is not there).
-func save(args []js.Value) any {
-	path := args[0].String()
-	a, err := core.Open(context.Background(), path, core.Options{ReadOnly: true})
-	if err != nil {
-		return errorValue(err)
-	}
-	defer a.Close()
-	b, err := a.DB.Serialize(context.Background())
-	if err != nil {
-		return errorValue(err)
-	}
-	return jsBytes(b, nil)
-}
-
-func drop(args []js.Value) any {
-	store.DropMemory(args[0].String())
 	return nil
 }
 

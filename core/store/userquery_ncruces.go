@@ -1,3 +1,5 @@
+//go:build !(js && agentfs_workers)
+
 package store
 
 // The guarded user-query path on the ncruces driver (SQLite compiled to

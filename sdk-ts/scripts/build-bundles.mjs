@@ -52,3 +52,27 @@ await build({
   plugins: [selfImport],
   logLevel: "warning",
 });
+
+// dist/cloudflare.js (agentfs-sdk/cloudflare): the SDK inside a Durable
+// Object, over the Workers build of the engine. The engine module and Go's
+// wasm_exec.js stay imports of the package's ../wasm/ files, which the
+// Worker's bundler (wrangler) loads as a compiled WebAssembly module and
+// a script.
+const workersWasm = {
+  name: "workers-wasm",
+  setup(b) {
+    b.onResolve({ filter: /^agentfs-workers-wasm\// }, (args) => ({ path: args.path.replace(/^agentfs-workers-wasm\//, "../wasm/"), external: true }));
+  },
+};
+await build({
+  absWorkingDir: pkg,
+  entryPoints: ["src/cloudflare/index.ts"],
+  outfile: "dist/cloudflare.js",
+  bundle: true,
+  platform: "neutral",
+  format: "esm",
+  target: "es2022",
+  inject: ["src/browser/buffer.ts"],
+  plugins: [browserLink, workersWasm],
+  logLevel: "warning",
+});

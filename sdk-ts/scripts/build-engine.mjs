@@ -2,7 +2,8 @@
 // "process" transport starts), bin/linux-x64/agentfs.node (the same
 // engine as a Node addon, loaded by the default "inprocess" transport) and
 // wasm/agentfs.wasm with Go's wasm_exec.js (the engine as WebAssembly, the
-// "wasm" transport, for any platform), so that all three travel inside the
+// "wasm" transport, for any platform), wasm/agentfs-workers.wasm (the
+// Workers build, agentfs-sdk/cloudflare), so that all three travel inside the
 // npm package (run by `npm pack` through the prepack script).
 // The engine links SQLite through cgo, so it is built natively: only on a
 // linux-x64 host, from the checkout this package sits in (../cli).
@@ -30,3 +31,8 @@ execFileSync("go", ["build", "-trimpath", "-ldflags=-s", "-o", wasm, "."], { cwd
 const goroot = execFileSync("go", ["env", "GOROOT"], { encoding: "utf8" }).trim();
 copyFileSync(join(goroot, "lib", "wasm", "wasm_exec.js"), join(pkg, "wasm", "wasm_exec.js"));
 console.error(`build-engine: ${wasm} (${(statSync(wasm).size / 1048576).toFixed(1)} MiB)`);
+// The Workers build (agentfs-sdk/cloudflare): the Durable Object's SQL
+// storage instead of SQLite inside, without the node command.
+const workers = join(pkg, "wasm", "agentfs-workers.wasm");
+execFileSync("go", ["build", "-tags", "agentfs_workers", "-trimpath", "-ldflags=-s -w", "-o", workers, "."], { cwd: join(pkg, "..", "wasm"), stdio: "inherit", env: { ...process.env, GOOS: "js", GOARCH: "wasm" } });
+console.error(`build-engine: ${workers} (${(statSync(workers).size / 1048576).toFixed(1)} MiB)`);

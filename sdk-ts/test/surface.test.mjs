@@ -1,6 +1,7 @@
 // Our package's public surface against agentfs-sdk 0.6.4's .d.ts files
 // (npm, installed in tests/compat), read with the TypeScript compiler:
-// every export of theirs (the Node entry, the browser entry, just-bash)
+// every export of theirs (the Node entry, the browser entry, just-bash,
+// cloudflare)
 // must exist in ours, every public member of their classes and interfaces
 // too, and our methods must accept their arguments (no fewer parameters,
 // no more required ones). What cannot mean the same is listed in KNOWN,
@@ -21,6 +22,7 @@ const ENTRIES = [
   ["agentfs-sdk", join(THEIRS, "index_node.d.ts"), join(OURS, "index.d.ts")],
   ["agentfs-sdk (browser)", join(THEIRS, "index_browser.d.ts"), join(OURS, "browser", "index.d.ts")],
   ["agentfs-sdk/just-bash", join(THEIRS, "integrations", "just-bash", "index.d.ts"), join(OURS, "just-bash.d.ts")],
+  ["agentfs-sdk/cloudflare", join(THEIRS, "integrations", "cloudflare", "index.d.ts"), join(OURS, "cloudflare", "index.d.ts")],
 ];
 
 // Missing on purpose; the reasons are in README.md, "Differences from agentfs-sdk 0.6.4".
@@ -31,7 +33,7 @@ const KNOWN = {
   "ToolCalls.fromDatabase": "same, agent.tools",
 };
 
-// One program for all six entries: loading the libraries once.
+// One program for all eight entries: loading the libraries once.
 const program = ts.createProgram(ENTRIES.flatMap(([, t, o]) => [t, o]), { skipLibCheck: true, noEmit: true, types: ["node"], typeRoots: [join(ROOT, "sdk-ts", "node_modules", "@types")] });
 const checker = program.getTypeChecker();
 

@@ -1,0 +1,190 @@
+// The Durable Object's SQL storage as the engine's database: the object
+// that the Workers build of the engine (wasm/host_js.go, Go's
+// core/store/driver_host.go) calls for each statement and transaction.
+// Values cross as bytes, one call per statement (see the wire format in
+// driver_host.go): a value is a tag byte (0 null, 1 int64, 2 float64,
+// 3 text, 4 blob) and its bytes, little-endian; rows are the column
+// count, the column names, the row count and the values row by row.
+
+/** The part of a Durable Object's ctx.storage the engine uses. */
+export interface CloudflareStorage {
+  readonly sql: SqlStorage;
+  transactionSync<T>(callback: () => T): T;
+}
+
+/** A Durable Object's ctx.storage.sql. */
+export interface SqlStorage {
+  exec<T = Record<string, unknown>>(query: string, ...bindings: unknown[]): SqlStorageCursor<T>;
+  readonly databaseSize: number;
+}
+
+/** A cursor of SqlStorage.exec. */
+export interface SqlStorageCursor<T = Record<string, unknown>> {
+  toArray(): T[];
+  one(): T;
+  raw(): IterableIterator<unknown[]>;
+  readonly columnNames: string[];
+  readonly rowsRead: number;
+  readonly rowsWritten: number;
+}
+
+/** What the engine's attach(path, host) takes (store.AttachHost). */
+export interface SqlHost {
+  exec(query: string, args?: Uint8Array): Uint8Array | string;
+  tx(body: () => boolean): string | null;
+}
+
+const ROLLBACK = Symbol("rollback");
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
+
+/** sqlHost makes storage the engine's database. */
+export function sqlHost(storage: CloudflareStorage): SqlHost {
+  return {
+    exec(query, args) {
+      try {
+        const cur = args ? storage.sql.exec(query, ...decodeArgs(args)) : storage.sql.exec(query);
+        return encodeRows(cur.columnNames, cur.raw());
+      } catch (e) {
+        return message(e);
+      }
+    },
+    tx(body) {
+      try {
+        storage.transactionSync(() => {
+          // false: the engine rolled back (the throw undoes the writes).
+          if (!body()) throw ROLLBACK;
+        });
+        return null;
+      } catch (e) {
+        return e === ROLLBACK ? null : message(e);
+      }
+    },
+  };
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function decodeArgs(b: Uint8Array): unknown[] {
+  const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const out: unknown[] = [];
+  let p = 0;
+  while (p < b.byteLength) {
+    const tag = b[p++];
+    switch (tag) {
+      case 0:
+        out.push(null);
+        break;
+      case 1: {
+        const n = v.getBigInt64(p, true);
+        p += 8;
+        // Numbers where exact; larger integers as BigInt.
+        out.push(n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n);
+        break;
+      }
+      case 2:
+        out.push(v.getFloat64(p, true));
+        p += 8;
+        break;
+      case 3:
+      case 4: {
+        const n = v.getUint32(p, true);
+        p += 4;
+        const s = b.subarray(p, p + n);
+        p += n;
+        // Blobs bind as ArrayBuffer (a copy: the engine reuses its memory).
+        out.push(tag === 3 ? fromUtf8.decode(s) : s.slice().buffer);
+        break;
+      }
+      default:
+        throw new Error(`agentfs: bad argument tag ${tag} from the engine`);
+    }
+  }
+  return out;
+}
+
+/** A growing buffer for encodeRows. */
+class Writer {
+  buf = new Uint8Array(256);
+  view = new DataView(this.buf.buffer);
+  n = 0;
+
+  need(k: number): void {
+    if (this.n + k <= this.buf.byteLength) return;
+    let size = this.buf.byteLength * 2;
+    while (size < this.n + k) size *= 2;
+    const b = new Uint8Array(size);
+    b.set(this.buf.subarray(0, this.n));
+    this.buf = b;
+    this.view = new DataView(b.buffer);
+  }
+  u8(x: number): void {
+    this.need(1);
+    this.buf[this.n++] = x;
+  }
+  u32(x: number): void {
+    this.need(4);
+    this.view.setUint32(this.n, x, true);
+    this.n += 4;
+  }
+  bytes(b: Uint8Array): void {
+    this.u32(b.byteLength);
+    this.need(b.byteLength);
+    this.buf.set(b, this.n);
+    this.n += b.byteLength;
+  }
+  text(s: string): void {
+    // At most 3 bytes per UTF-16 unit.
+    this.need(4 + s.length * 3);
+    const r = utf8.encodeInto(s, this.buf.subarray(this.n + 4));
+    this.view.setUint32(this.n, r.written, true);
+    this.n += 4 + r.written;
+  }
+}
+
+function encodeRows(cols: string[], rows: IterableIterator<unknown[]>): Uint8Array {
+  const w = new Writer();
+  w.u32(cols.length);
+  for (const c of cols) w.text(c);
+  const countAt = w.n;
+  w.u32(0);
+  let count = 0;
+  for (const row of rows) {
+    count++;
+    for (const x of row) {
+      if (x === null || x === undefined) w.u8(0);
+      else if (typeof x === "number") {
+        w.need(9);
+        if (Number.isSafeInteger(x)) {
+          w.buf[w.n] = 1;
+          w.view.setBigInt64(w.n + 1, BigInt(x), true);
+        } else {
+          w.buf[w.n] = 2;
+          w.view.setFloat64(w.n + 1, x, true);
+        }
+        w.n += 9;
+      } else if (typeof x === "bigint") {
+        w.need(9);
+        w.buf[w.n] = 1;
+        w.view.setBigInt64(w.n + 1, x, true);
+        w.n += 9;
+      } else if (typeof x === "string") {
+        w.u8(3);
+        w.text(x);
+      } else if (x instanceof ArrayBuffer) {
+        w.u8(4);
+        w.bytes(new Uint8Array(x));
+      } else if (ArrayBuffer.isView(x)) {
+        w.u8(4);
+        w.bytes(new Uint8Array(x.buffer, x.byteOffset, x.byteLength));
+      } else {
+        w.u8(3);
+        w.text(String(x));
+      }
+    }
+  }
+  w.view.setUint32(countAt, count, true);
+  return w.buf.subarray(0, w.n);
+}

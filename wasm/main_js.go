@@ -26,16 +26,18 @@ import (
 //	load(path, bytes, wal?)          the database at path is these bytes (with its -wal's committed transactions)
 //	save(path) -> bytes              the bytes of the database at path
 //	drop(path)                       forget the database at path
-//	attach(path, db, journal)        the database at path is these OPFS sync access handles, written in place
-//	detach(path)                     forget them (after its agents closed)
-//	rollback(db, journal) -> bytes   a database's bytes with its hot rollback journal played back
+//
+// plus fileFuncs (pagefile_js.go): databases written in place through a
+// browser's OPFS synchronous access handles.
 func main() {
 	api := js.Global().Get("Object").New()
 	for name, fn := range map[string]func(args []js.Value) any{
 		"start": start, "write": write, "end": end, "call": call, "submit": submit,
 		"load": load, "save": save, "drop": drop,
-		"attach": attach, "detach": detach, "rollback": rollback,
 	} {
+		api.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) any { return fn(args) }))
+	}
+	for name, fn := range fileFuncs {
 		api.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) any { return fn(args) }))
 	}
 	api.Set("version", core.Version)
@@ -182,24 +184,6 @@ func save(args []js.Value) any {
 func drop(args []js.Value) any {
 	store.DropMemory(args[0].String())
 	return nil
-}
-
-func attach(args []js.Value) any {
-	store.AttachFiles(args[0].String(), newSyncHandle(args[1]), newSyncHandle(args[2]))
-	return nil
-}
-
-func detach(args []js.Value) any {
-	store.DetachFiles(args[0].String())
-	return nil
-}
-
-func rollback(args []js.Value) any {
-	b, err := store.RollBack(bytesOf(args[0]), bytesOf(args[1]))
-	if err != nil {
-		return errorValue(err)
-	}
-	return jsBytes(b, nil)
 }
 
 // errorValue is {error: message, code} (a POSIX name), which the

@@ -1,4 +1,4 @@
-//go:build js
+//go:build js && !agentfs_workers
 
 package main
 
@@ -6,8 +6,35 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/agentfs-go/agentfs/core/store"
 	"syscall/js"
 )
+
+// fileFuncs are the engine's functions for databases in host files:
+//
+//	attachFiles(path, db, journal)   the database at path is these OPFS sync access handles, written in place
+//	detachFiles(path)                forget them (after its agents closed)
+//	rollback(db, journal) -> bytes   a database's bytes with its hot rollback journal played back
+var fileFuncs = map[string]func(args []js.Value) any{"attachFiles": attachFiles, "detachFiles": detachFiles, "rollback": rollback}
+
+func attachFiles(args []js.Value) any {
+	store.AttachFiles(args[0].String(), newSyncHandle(args[1]), newSyncHandle(args[2]))
+	return nil
+}
+
+func detachFiles(args []js.Value) any {
+	store.DetachFiles(args[0].String())
+	return nil
+}
+
+func rollback(args []js.Value) any {
+	b, err := store.RollBack(bytesOf(args[0]), bytesOf(args[1]))
+	if err != nil {
+		return errorValue(err)
+	}
+	return jsBytes(b, nil)
+}
 
 // syncHandle is a browser's FileSystemSyncAccessHandle (OPFS, dedicated
 // workers only) as the engine's store.PageFile: SQLite's page reads and

@@ -1,4 +1,4 @@
-//go:build js
+//go:build js && !agentfs_workers
 
 package store
 

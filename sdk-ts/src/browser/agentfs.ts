@@ -190,7 +190,7 @@ export class AgentFS {
           files.db.write(options.data, { at: 0 });
           files.db.flush();
         }
-        engine.attach(name, files.db, files.journal);
+        engine.attachFiles(name, files.db, files.journal);
         const t = await StdioTransport.start({ addon: engine, open });
         return new AgentFS(t, t.info, { engine, name, files, readOnly, release });
       }
@@ -213,7 +213,7 @@ export class AgentFS {
       return new AgentFS(transport, t.info, { engine, name, file, readOnly, release });
     } catch (e) {
       if (files) {
-        engine?.detach(name);
+        engine?.detachFiles(name);
         files.close();
       }
       engine?.drop(name);
@@ -271,7 +271,7 @@ export class AgentFS {
     } finally {
       if (w) {
         if (w.files) {
-          w.engine.detach(w.name);
+          w.engine.detachFiles(w.name);
           w.files.close();
         }
         w.engine.drop(w.name);

@@ -17,8 +17,8 @@ interface WasmExports {
   load(path: string, bytes: Uint8Array, wal?: Uint8Array): undefined | { error: string; code: string };
   save(path: string): Uint8Array | { error: string; code: string };
   drop(path: string): void;
-  attach(path: string, db: SyncAccessHandle, journal: SyncAccessHandle): void;
-  detach(path: string): void;
+  attachFiles(path: string, db: SyncAccessHandle, journal: SyncAccessHandle): void;
+  detachFiles(path: string): void;
   rollback(db: Uint8Array, journal: Uint8Array): Uint8Array | { error: string; code: string };
   version: string;
 }
@@ -36,9 +36,9 @@ export interface SyncAccessHandle {
 /** The engine in a browser: the Node engine's interface plus databases written in place through OPFS handles. */
 export interface BrowserEngine extends WasmEngine {
   /** The database called path is these files (its rollback journal in the second), read and written in place. */
-  attach(path: string, db: SyncAccessHandle, journal: SyncAccessHandle): void;
+  attachFiles(path: string, db: SyncAccessHandle, journal: SyncAccessHandle): void;
   /** Forgets path's files (once its agents are closed). */
-  detach(path: string): void;
+  detachFiles(path: string): void;
   /** The database's bytes with its hot rollback journal played back (a writer died mid-commit). */
   rollback(db: Uint8Array, journal: Uint8Array): Uint8Array;
 }
@@ -119,8 +119,8 @@ async function instantiate(url: string): Promise<BrowserEngine> {
       throw engineError(r);
     },
     drop: (p) => x.drop(p),
-    attach: (p, db, journal) => x.attach(p, db, journal),
-    detach: (p) => x.detach(p),
+    attachFiles: (p, db, journal) => x.attachFiles(p, db, journal),
+    detachFiles: (p) => x.detachFiles(p),
     rollback: (db, journal) => {
       const r = x.rollback(db, journal);
       if (r instanceof Uint8Array) return r;

@@ -175,6 +175,7 @@ export class AgentFS {
     const release = file ? await lockAgent(file, readOnly, options.lock === "wait") : () => {};
     let engine: BrowserEngine | undefined;
     let files: SyncFiles | undefined;
+    let fresh = false; // the OPFS files were made by this open
     const name = `/browser/${file ?? `memory-${++temporaries}-${Date.now()}`}`;
     try {
       engine = await loadWasm(options.wasm);
@@ -183,6 +184,7 @@ export class AgentFS {
         // In place: SQLite opens the OPFS file itself (a hot journal left
         // by a worker that died mid-commit is rolled back right here).
         files = await openSyncFiles(file);
+        fresh = files.db.getSize() === 0 && files.journal.getSize() === 0;
         if (options.data) {
           files.journal.truncate(0);
           files.journal.flush();
@@ -215,6 +217,8 @@ export class AgentFS {
       if (files) {
         engine?.detachFiles(name);
         files.close();
+        // A failed open (noCreate of a missing agent) leaves no empty files behind.
+        if (fresh && file) await Promise.all([removeOpfs(file), removeOpfs(`${file}-journal`)]).catch(() => {});
       }
       engine?.drop(name);
       release();

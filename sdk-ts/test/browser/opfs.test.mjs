@@ -92,10 +92,13 @@ test("browser worker: the OPFS file is written in place; it survives a reload an
           () => "opened",
           (e) => e.code,
         );
-        return { ...r, missing };
+        // The failed open left no empty files behind.
+        const names = [];
+        for await (const [n] of (await (await navigator.storage.getDirectory()).getDirectoryHandle(".agentfs")).entries()) names.push(n);
+        return { ...r, missing, left: names.filter((n) => n.startsWith("never-made")) };
       }),
     );
-    assert.deepEqual(r, { text: "written in place", n: 3, fsck: true, missing: "ERR_AGENTFS_NOT_FOUND" });
+    assert.deepEqual(r, { text: "written in place", n: 3, fsck: true, missing: "ERR_AGENTFS_NOT_FOUND", left: [] });
   } finally {
     await c.close();
   }

@@ -104,33 +104,43 @@ test("browser worker: the OPFS file is written in place; it survives a reload an
   }
 });
 
-// A worker writes /counter (256 KiB naming the iteration) in a loop and
-// tells the page after each write resolved; the page is closed mid-loop.
-// The next open (in a worker: SQLite plays a hot journal back; in a page:
-// the SDK does, before its whole-file save) must check clean and hold the
-// last completed write, or the one in flight if its commit had finished.
+// A worker writes /counter (256 KiB naming the iteration) in a loop; after
+// each resolved write it tells the page and waits for its ack. After the
+// third the page acks and kills the worker a few milliseconds later
+// (terminate, as closing a tab does; then the page is closed): the kill
+// lands in write 4. The next open (in a worker: SQLite plays a hot journal
+// back; in a page: the SDK does, before its whole-file save) must check
+// clean and hold write 3, or write 4 if its commit had finished.
 for (const reopen of ["worker", "page"]) {
-  test(`browser worker: a page closed during a write loop leaves a clean database (reopened in a ${reopen})`, async (t) => {
+  test(`browser worker: a worker killed during a write loop leaves a clean database (reopened in a ${reopen})`, async (t) => {
     const id = `crash-${reopen}`;
     const page = await openPage(ctx, server.origin);
-    await page.evaluate((id) => {
-      globalThis.done = 0;
-      const w = startWorker();
-      globalThis.loop = w.run(
-        async (sdk, id, state, note) => {
-          const a = await sdk.AgentFS.open({ id });
-          for (let i = 1; ; i++) {
-            const line = `write ${i}\n`;
-            await a.fs.writeFile("/counter", line.repeat(Math.ceil(262144 / line.length)));
-            note(i);
-          }
-        },
-        id,
-        (i) => (globalThis.done = i),
-      );
-    }, id);
-    await page.waitForFunction(() => globalThis.done >= 6, undefined, { timeout: 120000 });
-    const lastSeen = await page.evaluate(() => globalThis.done);
+    const lastSeen = 3;
+    await page.evaluate(
+      ([id, last]) => {
+        const w = startWorker();
+        globalThis.killed = new Promise((killed) => {
+          w.run(
+            async (sdk, id, state, note) => {
+              const a = await sdk.AgentFS.open({ id });
+              for (let i = 1; ; i++) {
+                const line = `write ${i}\n`;
+                await a.fs.writeFile("/counter", line.repeat(Math.ceil(262144 / line.length)));
+                note(i);
+                await state.ack();
+              }
+            },
+            id,
+            (i) => {
+              w.ack();
+              if (i === last) setTimeout(() => (w.terminate(), killed(i)), Math.random() * 20);
+            },
+          );
+        });
+      },
+      [id, lastSeen],
+    );
+    assert.equal(await page.evaluate(() => killed), lastSeen);
     await page.close();
 
     const next = await openPage(ctx, server.origin);
@@ -138,7 +148,7 @@ for (const reopen of ["worker", "page"]) {
       const d = await (await navigator.storage.getDirectory()).getDirectoryHandle(".agentfs");
       return (await (await d.getFileHandle(`${id}.db-journal`)).getFile()).size;
     }, id);
-    t.diagnostic(`reopen in a ${reopen}: ${lastSeen}+ writes seen, journal ${journal} bytes at reopen (0: the kill fell between commits)`);
+    t.diagnostic(`reopen in a ${reopen}: killed after write ${lastSeen}; journal ${journal} bytes at reopen (0: the kill fell between commits)`);
     const check = async (sdk, id) => {
       const a = await sdk.AgentFS.open({ id, lock: "wait" });
       const fsck = await a.rpc.agent.fsck({});

@@ -3,8 +3,12 @@
 // OPFS files are written in place through synchronous access handles.
 import * as sdk from "/dist/browser.js";
 
-const state = {};
+// state.ack() resolves at the page's next ack message (a write loop that
+// goes on only when the page says so).
+let acked;
+const state = { ack: () => new Promise((r) => (acked = r)) };
 onmessage = async (ev) => {
+  if (ev.data.ack) return acked?.();
   const { seq, fn, arg } = ev.data;
   try {
     const f = (0, eval)(`(${fn})`);

@@ -12,12 +12,13 @@
 #   PARTS="engine sdk-ts" ./bench/report.sh   some parts only (the others are left out)
 #   OUT=/tmp/b.md ./bench/report.sh        write elsewhere
 #
-# Parts: engine sdk-ts sandbox mount run overlay go. mount, run and overlay
+# Parts: engine sdk-ts sandbox mount run overlay go browser (browser needs
+# Debian's chromium). mount, run and overlay
 # need root and /dev/fuse; without them their section says so.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-PARTS=${PARTS:-engine sdk-ts sandbox mount run overlay go}
+PARTS=${PARTS:-engine sdk-ts sandbox mount run overlay go browser}
 OUT=${OUT:-$ROOT/docs/BENCHMARKS.md}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -68,6 +69,7 @@ part cloudflare "Cloudflare Workers (workerd): agentfs-sdk/cloudflare beside age
 part mount "FUSE mount beside a native directory" bash -c "$fuse; ./bench/mount.sh"
 part run "agentfs run beside a native directory" bash -c "$fuse; ./bench/agentfs-run.sh"
 part overlay "Overlay (init --base) through a FUSE mount" bash -c "$fuse; ./bench/overlay.sh"
+part browser "Browser: OPFS, cold start and .wasm size beside agentfs-sdk 0.6.4 (database-wasm)" ./bench/browser.sh
 part go "Go benchmarks (engine in-process, testing.B)" bash -c 'cd core && go test -run "^$" -bench . -benchtime 1x . | grep -E "^Benchmark|^ok"'
 
 commit=$(git rev-parse --short HEAD)

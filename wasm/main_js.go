@@ -25,7 +25,9 @@ import (
 //
 // plus the functions of databaseFuncs: load/save/drop of in-memory
 // databases (memory_js.go), or attach/detach of the host's SQL storage
-// in the Workers build (host_js.go, tag agentfs_workers).
+// in the Workers build (host_js.go, tag agentfs_workers); and fileFuncs
+// (pagefile_js.go): databases written in place through a browser's OPFS
+// synchronous access handles (none in the Workers build).
 func main() {
 	api := js.Global().Get("Object").New()
 	funcs := map[string]func(args []js.Value) any{

@@ -35,6 +35,9 @@ var memories sync.Map // memoryName -> struct{}
 
 func dataSource(path string, opts Options) (abs, dsn string, err error) {
 	name := memoryName(path)
+	if dsn, ok := attachedDSN(name); ok {
+		return "/" + name, dsn, nil
+	}
 	if _, ok := memories.Load(name); !ok {
 		if opts.ReadOnly {
 			return "", "", &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
@@ -50,6 +53,13 @@ func dataSource(path string, opts Options) (abs, dsn string, err error) {
 // Stat reports whether the in-memory database path exists (see Stat of
 // native builds).
 func Stat(path string) error {
+	if a := attachedFiles(memoryName(path)); a != nil {
+		// An empty host file is a database never written: none yet.
+		if n, err := a.db.Size(); err != nil || n > 0 {
+			return err
+		}
+		return &fs.PathError{Op: "stat", Path: path, Err: fs.ErrNotExist}
+	}
 	if _, ok := memories.Load(memoryName(path)); !ok {
 		return &fs.PathError{Op: "stat", Path: path, Err: fs.ErrNotExist}
 	}
@@ -110,6 +120,11 @@ func CreateFile(ctx context.Context, path string, opts Options, build func(db *D
 	}
 	if err := build(db); err != nil {
 		db.Close()
+		if a := attachedFiles(memoryName(path)); a != nil {
+			// A host file is emptied instead: empty reads as no database.
+			_ = a.db.Truncate(0)
+			_ = a.journal.Truncate(0)
+		}
 		DropMemory(path)
 		return err
 	}

@@ -1,8 +1,13 @@
 // AgentFS.open in a browser (a page or a worker): the engine runs as
-// WebAssembly in this page, the database in its memory, persisted to the
-// Origin Private File System after every call that may change it, so it
-// survives a reload and a browser restart. The API is the Node one:
-// agent.fs, agent.kv, agent.tools, exec, exportDatabase, close.
+// WebAssembly in this page or worker, and the database lives in the Origin
+// Private File System, so it survives a reload and a browser restart. In a
+// dedicated worker SQLite reads and writes the OPFS file in place through
+// synchronous access handles (only the pages a call changes are written,
+// with a rollback journal beside the file: see core/store/pagefile_js.go).
+// A page has no synchronous handles: there the database is in the
+// engine's memory and the whole file is saved after every call that may
+// change it. The API is the Node one: agent.fs, agent.kv, agent.tools,
+// exec, exportDatabase, close.
 
 import { fromBinary, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { AgentServiceClient, SandboxServiceClient } from "../gen/agentfs/v1/clients_agentfs.js";
@@ -15,8 +20,8 @@ import { Sandbox, type ExecOptions, type ExecResult } from "../sandbox.js";
 import { StdioTransport } from "../stdio.js";
 import { ToolCalls } from "../tools.js";
 import { encode, type Transport } from "../transport.js";
-import { lockAgent, readOpfs, writeOpfs } from "./opfs.js";
-import { loadWasm, type WasmEngine } from "./wasm.js";
+import { lockAgent, openSyncFiles, readOpfs, removeOpfs, syncHandles, writeOpfs, type SyncFiles } from "./opfs.js";
+import { loadWasm, type BrowserEngine } from "./wasm.js";
 
 export interface AgentFSOptions {
   /** Agent id: the database is the OPFS file .agentfs/ID.db of this origin (unless path is given). */
@@ -122,10 +127,12 @@ class PersistingTransport implements Transport {
 
 /** Where a browser agent's database is kept. */
 interface WasmDatabase {
-  engine: WasmEngine;
+  engine: BrowserEngine;
   name: string;
-  /** The OPFS file it is saved to, if any. */
+  /** The OPFS file it is saved to (whole, from the engine's memory), if any. */
   file?: string;
+  /** The OPFS handles it is written through in place (in a dedicated worker), if any. */
+  files?: SyncFiles;
   readOnly: boolean;
   release: () => void;
 }
@@ -166,23 +173,53 @@ export class AgentFS {
     }
     const readOnly = options.readOnly ?? false;
     const release = file ? await lockAgent(file, readOnly, options.lock === "wait") : () => {};
-    let engine: WasmEngine | undefined;
+    let engine: BrowserEngine | undefined;
+    let files: SyncFiles | undefined;
+    let fresh = false; // the OPFS files were made by this open
     const name = `/browser/${file ?? `memory-${++temporaries}-${Date.now()}`}`;
     try {
       engine = await loadWasm(options.wasm);
-      const bytes = options.data ? Uint8Array.from(options.data) : file ? await readOpfs(file) : undefined;
+      const open = { path: name, noCreate: options.noCreate ?? false, readOnly, chunkSize: BigInt(options.chunkSize ?? 0) };
+      if (file && !readOnly && syncHandles()) {
+        // In place: SQLite opens the OPFS file itself (a hot journal left
+        // by a worker that died mid-commit is rolled back right here).
+        files = await openSyncFiles(file);
+        fresh = files.db.getSize() === 0 && files.journal.getSize() === 0;
+        if (options.data) {
+          files.journal.truncate(0);
+          files.journal.flush();
+          files.db.truncate(0);
+          files.db.write(options.data, { at: 0 });
+          files.db.flush();
+        }
+        engine.attachFiles(name, files.db, files.journal);
+        const t = await StdioTransport.start({ addon: engine, open });
+        return new AgentFS(t, t.info, { engine, name, files, readOnly, release });
+      }
+      let bytes = options.data ? Uint8Array.from(options.data) : file ? await readOpfs(file) : undefined;
+      // A worker writing in place died mid-commit: its journal holds the
+      // pages to put back (a page reads files whole, so it plays the
+      // journal back itself before it uses or saves the bytes).
+      const journal = file && !options.data ? await readOpfs(`${file}-journal`) : undefined;
+      if (bytes && journal) bytes = engine.rollback(bytes, journal);
       if (bytes) engine.load(name, bytes);
-      const t = await StdioTransport.start({
-        addon: engine,
-        open: { path: name, noCreate: options.noCreate ?? false, readOnly, chunkSize: BigInt(options.chunkSize ?? 0) },
-      });
+      const t = await StdioTransport.start({ addon: engine, open });
       const e = engine;
       const save = file && !readOnly ? () => writeOpfs(file, e.save(name)) : async () => {};
       const transport = new PersistingTransport(t, save);
-      // A new database (or one from data) is on disk from the start.
-      if (file && !readOnly && (!bytes || options.data)) await transport.persist();
+      // A new database (or one from data, or rolled back) is on disk from
+      // the start, and then a journal (which belonged to the old file) is
+      // no more.
+      if (file && !readOnly && (!bytes || options.data || journal)) await transport.persist();
+      if (file && !readOnly) await removeOpfs(`${file}-journal`);
       return new AgentFS(transport, t.info, { engine, name, file, readOnly, release });
     } catch (e) {
+      if (files) {
+        engine?.detachFiles(name);
+        files.close();
+        // A failed open (noCreate of a missing agent) leaves no empty files behind.
+        if (fresh && file) await Promise.all([removeOpfs(file), removeOpfs(`${file}-journal`)]).catch(() => {});
+      }
       engine?.drop(name);
       release();
       throw e;
@@ -237,6 +274,10 @@ export class AgentFS {
       if (w?.file && !w.readOnly) await (this.transport as PersistingTransport).persist();
     } finally {
       if (w) {
+        if (w.files) {
+          w.engine.detachFiles(w.name);
+          w.files.close();
+        }
         w.engine.drop(w.name);
         w.release();
       }

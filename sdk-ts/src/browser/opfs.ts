@@ -5,15 +5,18 @@
 // writes).
 
 import { AgentFSError } from "../errors.js";
+import type { SyncAccessHandle } from "./wasm.js";
 
 /** The parts of the File System Access and Web Locks APIs used here (no DOM lib in this project). */
 interface FileHandle {
+  createSyncAccessHandle?(): Promise<SyncAccessHandle>;
   getFile(): Promise<{ size: number; arrayBuffer(): Promise<ArrayBuffer> }>;
   createWritable(options?: { keepExistingData?: boolean }): Promise<{ write(data: Uint8Array): Promise<void>; close(): Promise<void>; abort(): Promise<void> }>;
 }
 interface DirectoryHandle {
   getDirectoryHandle(name: string, options?: { create?: boolean }): Promise<DirectoryHandle>;
   getFileHandle(name: string, options?: { create?: boolean }): Promise<FileHandle>;
+  removeEntry(name: string): Promise<void>;
 }
 interface Navigator {
   storage?: { getDirectory?(): Promise<DirectoryHandle> };
@@ -59,6 +62,59 @@ export async function readOpfs(path: string): Promise<Uint8Array | undefined> {
   const f = await h.getFile();
   if (f.size === 0) return undefined;
   return new Uint8Array(await f.arrayBuffer());
+}
+
+/** Removes the OPFS file at path (nothing when there is none). */
+export async function removeOpfs(path: string): Promise<void> {
+  const p = parts(path);
+  let dir = await nav!.storage!.getDirectory!();
+  try {
+    for (const d of p.slice(0, -1)) dir = await dir.getDirectoryHandle(d);
+    await dir.removeEntry(p[p.length - 1]);
+  } catch (e) {
+    if ((e as { name?: string }).name !== "NotFoundError") throw e;
+  }
+}
+
+/**
+ * Whether this global scope can write OPFS files in place: synchronous
+ * access handles exist in dedicated workers only (not in a page, nor in a
+ * shared or service worker).
+ */
+export function syncHandles(): boolean {
+  const g = globalThis as unknown as { FileSystemFileHandle?: { prototype: FileHandle }; DedicatedWorkerGlobalScope?: unknown };
+  return typeof g.FileSystemFileHandle?.prototype.createSyncAccessHandle === "function" && g.DedicatedWorkerGlobalScope !== undefined;
+}
+
+/** A database file and its rollback journal, open for in-place reads and writes. */
+export interface SyncFiles {
+  db: SyncAccessHandle;
+  journal: SyncAccessHandle;
+  close(): void;
+}
+
+/**
+ * Opens the OPFS file at path and its "-journal" (both created if
+ * missing) with synchronous access handles. A handle is exclusive: while
+ * it is open no other handle or writable stream of the file can be made.
+ */
+export async function openSyncFiles(path: string): Promise<SyncFiles> {
+  const db = await (await handle(path, true))!.createSyncAccessHandle!();
+  let journal: SyncAccessHandle;
+  try {
+    journal = await (await handle(`${path}-journal`, true))!.createSyncAccessHandle!();
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  return {
+    db,
+    journal,
+    close() {
+      db.close();
+      journal.close();
+    },
+  };
 }
 
 /**

@@ -17,7 +17,30 @@ interface WasmExports {
   load(path: string, bytes: Uint8Array, wal?: Uint8Array): undefined | { error: string; code: string };
   save(path: string): Uint8Array | { error: string; code: string };
   drop(path: string): void;
+  attachFiles(path: string, db: SyncAccessHandle, journal: SyncAccessHandle): void;
+  detachFiles(path: string): void;
+  rollback(db: Uint8Array, journal: Uint8Array): Uint8Array | { error: string; code: string };
   version: string;
+}
+
+/** The parts of a FileSystemSyncAccessHandle (OPFS, dedicated workers) the engine uses. */
+export interface SyncAccessHandle {
+  read(buffer: Uint8Array, options?: { at?: number }): number;
+  write(buffer: Uint8Array, options?: { at?: number }): number;
+  truncate(size: number): void;
+  getSize(): number;
+  flush(): void;
+  close(): void;
+}
+
+/** The engine in a browser: the Node engine's interface plus databases written in place through OPFS handles. */
+export interface BrowserEngine extends WasmEngine {
+  /** The database called path is these files (its rollback journal in the second), read and written in place. */
+  attachFiles(path: string, db: SyncAccessHandle, journal: SyncAccessHandle): void;
+  /** Forgets path's files (once its agents are closed). */
+  detachFiles(path: string): void;
+  /** The database's bytes with its hot rollback journal played back (a writer died mid-commit). */
+  rollback(db: Uint8Array, journal: Uint8Array): Uint8Array;
 }
 
 /**
@@ -28,14 +51,14 @@ export function bundledWasm(): string {
   return new URL("../wasm/agentfs.wasm", import.meta.url).href;
 }
 
-const engines = new Map<string, Promise<WasmEngine>>();
+const engines = new Map<string, Promise<BrowserEngine>>();
 
 /**
  * loadWasm instantiates the engine at url (default: the bundled one), once
  * per url and page or worker. Go's wasm_exec.js is loaded from beside it
  * unless the page already defined globalThis.Go.
  */
-export function loadWasm(url?: string | URL): Promise<WasmEngine> {
+export function loadWasm(url?: string | URL): Promise<BrowserEngine> {
   // Relative URLs resolve against the page (or the worker's script).
   const base = (globalThis as unknown as { location?: { href: string } }).location?.href;
   const u = new URL(url ?? bundledWasm(), base).href;
@@ -48,7 +71,7 @@ export function loadWasm(url?: string | URL): Promise<WasmEngine> {
   return e;
 }
 
-async function instantiate(url: string): Promise<WasmEngine> {
+async function instantiate(url: string): Promise<BrowserEngine> {
   const g = globalThis as unknown as { Go?: new () => GoRuntime; __agentfsWasm?: WasmExports; WebAssembly: WebAssemblyApi };
   if (!g.Go) {
     const exec = new URL("wasm_exec.js", url).href;
@@ -96,6 +119,13 @@ async function instantiate(url: string): Promise<WasmEngine> {
       throw engineError(r);
     },
     drop: (p) => x.drop(p),
+    attachFiles: (p, db, journal) => x.attachFiles(p, db, journal),
+    detachFiles: (p) => x.detachFiles(p),
+    rollback: (db, journal) => {
+      const r = x.rollback(db, journal);
+      if (r instanceof Uint8Array) return r;
+      throw engineError(r);
+    },
   };
 }
 

@@ -76,7 +76,9 @@ fn main() {
             c
         };
         let mut get = base(Command::new("go"));
-        get.args(["get", &format!("{MODULE}@{version}")]);
+        // The package, not the module: go get then records the checksums of
+        // every module the package imports.
+        get.args(["get", &format!("{PACKAGE}@{version}")]);
         run(get, &format!("fetch {MODULE}@{version} through GOPROXY"));
         let mut build = base(go);
         build.args(["build", "-trimpath", "-ldflags=-s -w", "-o"]).arg(&bin).arg(PACKAGE);

@@ -13,7 +13,7 @@
 #                exactly what the tags core/vVERSION, ... will serve
 #
 # RELEASE_PARTS="engines crates gomod" builds only some parts (the `cargo`
-# suite's quick check). A part whose script is missing is reported and
+# suite's quick check); DIST=DIR writes elsewhere than dist/. A part whose script is missing is reported and
 # makes the release fail at the end (after the other parts are built).
 # Nothing is published or tagged: `go tool task tag` prints the tags.
 set -euo pipefail
@@ -23,7 +23,9 @@ cd "$ROOT"
 version=$(tr -d '[:space:]' <VERSION)
 parts=${RELEASE_PARTS:-engines npm python crates gomod}
 targets=(linux-x64 linux-arm64 darwin-arm64 darwin-x64 win32-x64)
-dist=$ROOT/dist
+dist=${DIST:-$ROOT/dist}
+mkdir -p "$dist"
+dist=$(cd "$dist" && pwd)
 missing=()
 
 say() { printf 'release: %s\n' "$*" >&2; }

@@ -165,5 +165,30 @@ engines=("$target"/debug/build/agentfs-*/out/bin/agentfs)
 lock=$(grep -A3 '^name = "agentfs"' "$work/user/hello/Cargo.lock")
 grep -q "checksum = \"$(sha256sum "$crate" | cut -d' ' -f1)\"" <<<"$lock" || fail "Cargo.lock does not pin the packaged crate's checksum"
 
+step "release: engines, crate and Go modules into dist/ with SHA256SUMS"
+# The npm and Python parts are their suites' business (ts, python); this
+# checks the release script's own work and the checksum file.
+RELEASE_PARTS="engines crates gomod" DIST="$work/dist" ./scripts/release.sh
+(cd "$work/dist" && sha256sum --quiet -c SHA256SUMS) || fail "dist/SHA256SUMS does not verify"
+for t in linux-x64 linux-arm64 darwin-arm64 darwin-x64; do
+  a=engines/agentfs-$version-$t.tar.gz
+  grep -q "  $a\$" "$work/dist/SHA256SUMS" || fail "SHA256SUMS does not list $a"
+  [ "$(tar -tzf "$work/dist/$a" | LC_ALL=C sort | tr '\n' ' ')" = "agentfs-$version-$t/ agentfs-$version-$t/LICENSE agentfs-$version-$t/README.md agentfs-$version-$t/agentfs " ] ||
+    fail "$a does not hold exactly agentfs, LICENSE, README.md"
+done
+grep -q "  engines/agentfs-$version-win32-x64.zip\$" "$work/dist/SHA256SUMS" || fail "SHA256SUMS does not list the win32-x64 zip"
+unzip -l "$work/dist/engines/agentfs-$version-win32-x64.zip" | grep -q "agentfs-$version-win32-x64/agentfs.exe" || fail "the win32-x64 zip lacks agentfs.exe"
+tar -xzOf "$work/dist/engines/agentfs-$version-linux-x64.tar.gz" "agentfs-$version-linux-x64/agentfs" >"$work/agentfs-linux-x64"
+chmod +x "$work/agentfs-linux-x64"
+"$work/agentfs-linux-x64" version | grep -q "agentfs $version " || fail "the linux-x64 archive's engine does not report $version"
+grep -q "  crates/agentfs-$version.crate\$" "$work/dist/SHA256SUMS" || fail "SHA256SUMS does not list the .crate"
+for m in core cli sdk-go wasm; do
+  grep -q "  goproxy/$modprefix/$m/@v/$v.zip\$" "$work/dist/SHA256SUMS" || fail "SHA256SUMS does not list the $m module zip"
+done
+tags=$(./scripts/tag.sh)
+for t in core/$v cli/$v sdk-go/$v wasm/$v $v; do
+  grep -q "^git tag -a $t " <<<"$tags" || fail "scripts/tag.sh does not print tag $t"
+done
+
 echo
 echo "cargo: OK in ${SECONDS}s (cargo add agentfs $version from a local registry; build.rs built the engine from $modprefix/cli@$v via GOPROXY; the README program ran)"

@@ -59,7 +59,10 @@ if [ ! -d "$vendor" ]; then
   (cd sdk-rust && cargo vendor --quiet --locked --versioned-dirs "$vendor.tmp" >/dev/null)
   mv "$vendor.tmp" "$vendor"
 fi
-registry=$work/registry
+# At a fixed path: the user's target directory (kept between runs) then
+# sees the same dependency sources and does not rebuild them.
+registry=$root/.cache/cargo-registry
+rm -rf "$registry"
 mkdir -p "$registry"
 for d in "$vendor"/*/; do ln -s "${d%/}" "$registry/$(basename "$d")"; done
 tar -xzf "$crate" -C "$registry"
@@ -152,6 +155,7 @@ mkdir -p "$work/user"
 out=$(cd "$work/user" && PATH=$userpath bash -euo pipefail -c "$script" 2>&1) ||
   { printf '%s\n' "$out" >&2; fail "the Rust install block failed"; }
 printf '%s\n' "$out" | grep -v '^ *\(Compiling\|Locking\|Adding\|Updating\|Downloaded\|Creating\|note:\|Features\|[-+] \)' || true
+echo "($(grep -c '^ *Compiling ' <<<"$out" || true) crate(s) compiled)"
 grep -qx '/notes/a.txt: hello' <<<"$out" || fail "the program did not read back what it wrote"
 grep -q "^ENOENT: no such file or directory, stat '/missing'" <<<"$out" || fail "stat of a missing file did not give ENOENT"
 grep -qx 'step: Some(3)' <<<"$out" || fail "kv did not give back 3"

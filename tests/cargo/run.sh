@@ -181,7 +181,8 @@ for t in linux-x64 linux-arm64 darwin-arm64 darwin-x64; do
     fail "$a does not hold exactly agentfs, LICENSE, README.md"
 done
 grep -q "  engines/agentfs-$version-win32-x64.zip\$" "$work/dist/SHA256SUMS" || fail "SHA256SUMS does not list the win32-x64 zip"
-unzip -l "$work/dist/engines/agentfs-$version-win32-x64.zip" | grep -q "agentfs-$version-win32-x64/agentfs.exe" || fail "the win32-x64 zip lacks agentfs.exe"
+zlist=$(unzip -Z1 "$work/dist/engines/agentfs-$version-win32-x64.zip")
+grep -qx "agentfs-$version-win32-x64/agentfs.exe" <<<"$zlist" || fail "the win32-x64 zip lacks agentfs.exe"
 tar -xzOf "$work/dist/engines/agentfs-$version-linux-x64.tar.gz" "agentfs-$version-linux-x64/agentfs" >"$work/agentfs-linux-x64"
 chmod +x "$work/agentfs-linux-x64"
 "$work/agentfs-linux-x64" version | grep -q "agentfs $version " || fail "the linux-x64 archive's engine does not report $version"

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser cloudflare go:nocgo crypt node examples gomod cross"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser cloudflare go:nocgo crypt node examples gomod cargo cross"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -31,6 +31,7 @@ run_suite() {
     gofmt) ./scripts/check-gofmt.sh ;;
     crypt) ./tests/crypt/run.sh ;;
     gomod) ./tests/gomod/run.sh ;;
+    cargo) go tool task test-cargo ;;
     cross) ./scripts/cross-vet.sh ;;
     wasm-go) go tool task test-wasm-go ;;
     # The sandbox's node against the host's Node 20 (required when

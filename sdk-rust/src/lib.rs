@@ -2,7 +2,8 @@
 //! tool-call log, all in one SQLite file, through the `agentfs` engine.
 //!
 //! The engine runs as a child process (`agentfs serve --stdio`, found
-//! through [`Options::engine`], `AGENTFS_BIN`, beside the executable or on
+//! through [`Options::engine`], `AGENTFS_BIN`, beside the executable, the
+//! engine the build script built from Go sources ([`built_engine`]) or on
 //! `PATH`) or is reached over HTTP (`agentfs serve http`,
 //! [`Options::http`]). The API is the same either way:
 //!
@@ -52,7 +53,7 @@ mod tools;
 pub mod transport;
 
 pub use agent::{AgentFS, Options};
-pub use engine::find_engine;
+pub use engine::{built_engine, find_engine};
 pub use error::{errno_kind, Error, ErrorExt};
 pub use fs::{DirEntry, File, FileType, Fs, Metadata, OpenOptions, RemoveOptions, Statfs, WriteOptions};
 pub use kv::{Kv, KvEntry};

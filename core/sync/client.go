@@ -35,18 +35,6 @@ import (
 // the new version, and a pull or push repeated from the old one gives
 // the same result (every step is idempotent).
 
-// Meta is the sync state of a local database (P-sync.json).
-type Meta struct {
-	RemoteURL    string `json:"remote_url"`
-	ClientID     string `json:"client_id"`
-	Revision     string `json:"revision"`
-	LastPull     int64  `json:"last_pull_unix_time,omitempty"`
-	LastPush     int64  `json:"last_push_unix_time,omitempty"`
-	SentBytes    int64  `json:"network_sent_bytes"`
-	ReceivedByte int64  `json:"network_received_bytes"`
-	Pushes       int64  `json:"pushes"`
-}
-
 func metaPath(p string) string { return p + "-sync.json" }
 func basePath(p string) string { return p + "-sync-base" }
 
@@ -304,6 +292,9 @@ func Bootstrap(ctx context.Context, path, rawURL string, o Options, opts core.Op
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("%s exists (EEXIST)", path)
 	}
+	if o.Encryption == nil {
+		o.Encryption = opts.Encryption
+	}
 	r, err := newRemote(rawURL, o)
 	if err != nil {
 		return err
@@ -384,11 +375,11 @@ func immutableURI(path string) string {
 }
 
 // local opens a connection to the local database with the base attached.
-func local(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
+func local(ctx context.Context, path string, o Options) (*sql.DB, *sql.Conn, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, err
 	}
-	db, err := sql.Open(sqlite.DriverName, path)
+	db, err := openLocal(path, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -405,7 +396,7 @@ func local(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
 			return nil, nil, err
 		}
 	}
-	if _, err := c.ExecContext(ctx, "ATTACH ? AS base", immutableURI(basePath(path))); err != nil {
+	if _, err := c.ExecContext(ctx, "ATTACH ? AS base", baseURI(basePath(path), o)); err != nil {
 		c.Close()
 		db.Close()
 		return nil, nil, fmt.Errorf("opening the sync base %s: %w", basePath(path), err)
@@ -452,13 +443,13 @@ func pull(ctx context.Context, r *remote, path string, m *Meta) (PullResult, err
 		m.Revision = rev
 		return res, nil
 	}
-	db, c, err := local(ctx, path)
+	db, c, err := local(ctx, path, r.o)
 	if err != nil {
 		return res, err
 	}
 	defer db.Close()
 	defer c.Close()
-	if _, err := c.ExecContext(ctx, "ATTACH ? AS nbase", immutableURI(tmp)); err != nil {
+	if _, err := c.ExecContext(ctx, "ATTACH ? AS nbase", baseURI(tmp, r.o)); err != nil {
 		return res, fmt.Errorf("the pulled database: %w (EPROTO)", err)
 	}
 	if err := apply(ctx, c, &res); err != nil {
@@ -668,7 +659,7 @@ type step struct {
 }
 
 func push(ctx context.Context, r *remote, path string, m *Meta) (int, error) {
-	db, c, err := local(ctx, path)
+	db, c, err := local(ctx, path, r.o)
 	if err != nil {
 		return 0, err
 	}
@@ -828,11 +819,11 @@ func hArgs(args []any) []any {
 }
 
 // Checkpoint copies the local WAL into the database file.
-func Checkpoint(ctx context.Context, path string) error {
+func Checkpoint(ctx context.Context, path string, o Options) error {
 	if _, err := ReadMeta(path); err != nil {
 		return err
 	}
-	db, err := sql.Open(sqlite.DriverName, path)
+	db, err := openLocal(path, o)
 	if err != nil {
 		return err
 	}
@@ -849,7 +840,7 @@ func Checkpoint(ctx context.Context, path string) error {
 
 // GetStats reports the sync state; CDCOperations counts the rows a push
 // would send.
-func GetStats(ctx context.Context, path string) (Stats, error) {
+func GetStats(ctx context.Context, path string, o Options) (Stats, error) {
 	m, err := ReadMeta(path)
 	if err != nil {
 		return Stats{}, err
@@ -864,7 +855,7 @@ func GetStats(ctx context.Context, path string) (Stats, error) {
 	if st, err := os.Stat(path + "-wal"); err == nil {
 		s.MainWALSize = st.Size()
 	}
-	db, c, err := local(ctx, path)
+	db, c, err := local(ctx, path, o)
 	if err != nil {
 		return s, err
 	}

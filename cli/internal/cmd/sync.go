@@ -71,7 +71,11 @@ docs/SYNC.md. The token comes from TURSO_DB_AUTH_TOKEN or --sync-token-file.`,
 			if err != nil {
 				return err
 			}
-			o := agentsync.Options{Token: token}
+			enc, err := encryptionOption()
+			if err != nil {
+				return err
+			}
+			o := agentsync.Options{Token: token, Encryption: enc}
 			ctx := cmd.Context()
 			w, ew := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			switch op {
@@ -91,12 +95,12 @@ docs/SYNC.md. The token comes from TURSO_DB_AUTH_TOKEN or --sync-token-file.`,
 				}
 				fmt.Fprintf(ew, "Local data pushed to remote db successfully (%d rows, revision %s)\n", res.Rows, res.Revision)
 			case "checkpoint":
-				if err := agentsync.Checkpoint(ctx, path); err != nil {
+				if err := agentsync.Checkpoint(ctx, path, o); err != nil {
 					return syncError(id, err)
 				}
 				fmt.Fprintln(ew, "Local db checkpointed successfully")
 			case "stats":
-				st, err := agentsync.GetStats(ctx, path)
+				st, err := agentsync.GetStats(ctx, path, o)
 				if err != nil {
 					return syncError(id, err)
 				}

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/agentfs-go/agentfs/core"
-	"github.com/agentfs-go/agentfs/core/internal/sqlite"
+	"github.com/agentfs-go/agentfs/core/store"
 )
 
 // A synced agent database P has two companions:
@@ -245,17 +245,20 @@ func fetchBase(ctx context.Context, r *remote, path, revision string) (string, b
 		return "", false, err
 	}
 	defer f.Close()
+	w, err := newPageWriter(f, r.o)
+	if err != nil {
+		return "", false, err
+	}
 	pages := 0
 	h, err := r.pullPages(ctx, revision, func(id uint64, data []byte) error {
 		pages++
-		_, err := f.WriteAt(data, int64(id)*PageSize)
-		return err
+		return w.write(id, data)
 	})
 	if err != nil {
 		os.Remove(tmp)
 		return "", false, err
 	}
-	if err := f.Truncate(int64(h.DBSize) * PageSize); err != nil {
+	if err := w.truncate(h.DBSize); err != nil {
 		return "", false, err
 	}
 	if err := f.Sync(); err != nil {
@@ -295,6 +298,19 @@ func Bootstrap(ctx context.Context, path, rawURL string, o Options, opts core.Op
 	if o.Encryption == nil {
 		o.Encryption = opts.Encryption
 	}
+	if e := o.Encryption; e != nil && e.Cipher == "" {
+		// A new encrypted database gets the store's default cipher.
+		o.Encryption = &store.Encryption{Cipher: "aegis256", Key: e.Key}
+		if len(e.Key) == 16 {
+			o.Encryption.Cipher = "aegis128l"
+		}
+	}
+	if o.Encryption != nil {
+		if err := store.CheckEncryption(o.Encryption); err != nil {
+			return err
+		}
+		opts.Encryption = o.Encryption
+	}
 	r, err := newRemote(rawURL, o)
 	if err != nil {
 		return err
@@ -317,12 +333,17 @@ func Bootstrap(ctx context.Context, path, rawURL string, o Options, opts core.Op
 		return err
 	}
 	tmp := basePath(path) + ".tmp"
-	hasAgent, err := holdsAgent(ctx, tmp)
+	hasAgent, err := holdsAgent(ctx, tmp, o)
 	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("the remote database is not a SQLite database this engine reads: %w (EPROTO)", err)
 	}
-	if hasAgent {
+	if hasAgent && o.Encryption != nil {
+		if err := copyBaseInto(ctx, tmp, path, o.Encryption); err != nil {
+			os.Remove(path)
+			return err
+		}
+	} else if hasAgent {
 		if err := copyFile(tmp, path); err != nil {
 			return err
 		}
@@ -354,8 +375,8 @@ func randomClientID() string {
 	return fmt.Sprintf("agentfs-%x", b)
 }
 
-func holdsAgent(ctx context.Context, path string) (bool, error) {
-	db, err := sql.Open(sqlite.DriverName, immutableURI(path))
+func holdsAgent(ctx context.Context, path string, o Options) (bool, error) {
+	db, err := openBase(path, o)
 	if err != nil {
 		return false, err
 	}
@@ -415,6 +436,9 @@ func Pull(ctx context.Context, path string, o Options) (PullResult, error) {
 	defer unlock()
 	m, err := ReadMeta(path)
 	if err != nil {
+		return PullResult{}, err
+	}
+	if o, err = withKey(path, o); err != nil {
 		return PullResult{}, err
 	}
 	r, err := newRemote(m.RemoteURL, o)
@@ -621,6 +645,9 @@ func Push(ctx context.Context, path string, o Options) (PushResult, error) {
 	defer unlock()
 	m, err := ReadMeta(path)
 	if err != nil {
+		return PushResult{}, err
+	}
+	if o, err = withKey(path, o); err != nil {
 		return PushResult{}, err
 	}
 	r, err := newRemote(m.RemoteURL, o)
@@ -843,6 +870,9 @@ func Checkpoint(ctx context.Context, path string, o Options) error {
 func GetStats(ctx context.Context, path string, o Options) (Stats, error) {
 	m, err := ReadMeta(path)
 	if err != nil {
+		return Stats{}, err
+	}
+	if o, err = withKey(path, o); err != nil {
 		return Stats{}, err
 	}
 	s := Stats{Revision: m.Revision, NetworkSentBytes: m.SentBytes, NetworkReceivedBytes: m.ReceivedByte, RemoteURL: m.RemoteURL}

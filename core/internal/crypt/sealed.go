@@ -91,11 +91,10 @@ func (f *sealedFile) Size() (int64, error) {
 }
 
 func (f *sealedFile) WriteAt([]byte, int64) (int, error) { return 0, sqlite3.READONLY }
-func (f *sealedFile) Truncate(int64) error                { return sqlite3.READONLY }
+func (f *sealedFile) Truncate(int64) error               { return sqlite3.READONLY }
 
 func (f *sealedFile) DeviceCharacteristics() vfs.DeviceCharacteristic {
 	return vfs.IOCAP_IMMUTABLE
 }
 
 func (f *sealedFile) Unwrap() vfs.File { return f.File }
-

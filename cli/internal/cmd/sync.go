@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/store"
 	agentsync "github.com/agentfs-go/agentfs/core/sync"
 )
 
@@ -30,6 +32,9 @@ func syncToken(tokenFile string) (string, error) {
 func syncError(id string, err error) error {
 	msg := err.Error()
 	switch {
+	case errors.Is(err, store.ErrNeedKey), errors.Is(err, store.ErrWrongKey), errors.Is(err, store.ErrNotEncrypted):
+		// The key is checked before any request: nothing was sent.
+		return openError(id, core.ResolveIDOrPath(id), err)
 	case strings.Contains(msg, "EACCES"):
 		return userError{msg: msg, hint: "export TURSO_DB_AUTH_TOKEN=... (the token the server was started with)"}
 	case strings.Contains(msg, "EHOSTUNREACH"):

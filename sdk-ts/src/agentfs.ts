@@ -65,6 +65,11 @@ export interface AgentFSOptions {
    * transport has no encryption at rest and refuses a key (ENOTSUP).
    */
   encryptionKey?: string | Uint8Array;
+  /**
+   * The same as Turso's agentfs-sdk (after 0.6.4) spells it: a hex key
+   * and a cipher. encryptionKey/cipher win when both are given.
+   */
+  encryption?: { hexKey: string; cipher: string };
   /** Cipher of a new encrypted database (default aegis256; an existing file names its own). */
   cipher?: "aes128gcm" | "aes256gcm" | "aegis128l" | "aegis128x2" | "aegis128x4" | "aegis256" | "aegis256x2" | "aegis256x4";
   /**
@@ -126,8 +131,8 @@ function keyBytes(key: string | Uint8Array | undefined): Uint8Array {
 /** The handshake's encryption and sync fields of options. */
 function openExtras(options: AgentFSOptions) {
   return {
-    encryptionKey: keyBytes(options.encryptionKey),
-    cipher: options.cipher ?? "",
+    encryptionKey: keyBytes(options.encryptionKey ?? options.encryption?.hexKey),
+    cipher: options.cipher ?? options.encryption?.cipher ?? "",
     syncRemoteUrl: options.syncRemoteUrl ?? "",
     syncToken: options.syncToken ?? "",
   };

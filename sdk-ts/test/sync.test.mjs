@@ -95,6 +95,9 @@ for (const transport of ["process", "inprocess"]) {
     const nothex = await failure(() => AgentFS.open({ transport, path: p, encryptionKey: "zz" }));
     assert.match(nothex.message, /not hexadecimal/);
     assert.ok(readFileSync(p).equals(before), "refused opens left the file as it was");
+    const c = await AgentFS.open({ transport, path: p, encryption: { hexKey: KEY, cipher: "aes256gcm" } });
+    assert.equal(await c.fs.readFile("/secret.txt", "utf8"), "MARKER-SDK-TS-SECRET");
+    await c.close();
     const b = await AgentFS.open({ transport, path: p, encryptionKey: Buffer.from(KEY, "hex") });
     t.after(() => b.close());
     assert.equal(await b.fs.readFile("/secret.txt", "utf8"), "MARKER-SDK-TS-SECRET");

@@ -11,6 +11,8 @@ import (
 
 	agentfs "github.com/agentfs-go/agentfs/sdk-go"
 
+	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/rpc"
 	agentsync "github.com/agentfs-go/agentfs/core/sync"
 )
 
@@ -84,5 +86,67 @@ func TestSync_SDK(t *testing.T) {
 	defer c.Close()
 	if _, err := c.Pull(ctx); err == nil || !strings.Contains(err.Error(), "not set up for sync") {
 		t.Fatalf("pull of an agent without a remote: %v", err)
+	}
+}
+
+// The same operations on an agent of `agentfs serve http` (Remote): the
+// server's agent, set up for sync beside it, syncs with the server's
+// token.
+func TestSync_Remote(t *testing.T) {
+	ctx := context.Background()
+	srv, err := agentsync.NewServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	url := hs.URL + "/r"
+
+	data := t.TempDir()
+	if err := agentsync.Prepare(ctx, filepath.Join(data, "synced.db"), url, agentsync.Options{}, core.Options{Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := rpc.NewAgentDir(data, core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := httptest.NewServer(rpc.NewHTTPHandler(dir, rpc.HTTPOptions{Version: "test", Token: testToken}))
+	defer func() { web.Close(); dir.Close() }()
+	r, err := agentfs.Dial(ctx, agentfs.RemoteOptions{URL: web.URL, Agent: "synced", Token: testToken, HTTPClient: web.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.FS().WriteFile(ctx, "/remote.txt", []byte("via serve http"), agentfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := r.SyncStats(ctx); err != nil || st.CDCOperations == 0 || st.RemoteURL != url {
+		t.Fatalf("stats = %+v, %v", st, err)
+	}
+	if _, res, err := r.Sync(ctx); err != nil || res.Rows == 0 {
+		t.Fatalf("sync = %+v, %v", res, err)
+	}
+	if res, err := r.Pull(ctx); err != nil || res.Changed {
+		t.Fatalf("pull after sync = %+v, %v", res, err)
+	}
+	if res, err := r.Push(ctx); err != nil || res.Rows != 0 {
+		t.Fatalf("push with nothing new = %+v, %v", res, err)
+	}
+	b, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(t.TempDir(), "b.db"), SyncRemoteURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if got, err := b.FS().ReadFile(ctx, "/remote.txt"); err != nil || string(got) != "via serve http" {
+		t.Fatalf("b reads %q, %v", got, err)
+	}
+	// An agent of the server without a remote: FAILED_PRECONDITION.
+	plain, err := agentfs.Dial(ctx, agentfs.RemoteOptions{URL: web.URL, Agent: "plain", Token: testToken, Create: true, HTTPClient: web.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.Pull(ctx); err == nil || !strings.Contains(err.Error(), "not set up for sync") {
+		t.Fatalf("pull of a plain agent: %v", err)
 	}
 }

@@ -61,7 +61,10 @@ protocol):
 
 A change made on both sides keeps this side's version when pulled (a file
 as a whole); tool calls both sides recorded are all kept. See
-docs/SYNC.md. The token comes from TURSO_DB_AUTH_TOKEN or --sync-token-file.`,
+docs/SYNC.md. The token comes from TURSO_DB_AUTH_TOKEN or --sync-token-file.
+An encrypted agent needs its key (--key-file or AGENTFS_KEY); the copy of
+the remote kept beside it is encrypted with the same key, while the wire
+and the server carry plain pages (use https off loopback).`,
 		Example: `  agentfs sync my-agent pull
   TURSO_DB_AUTH_TOKEN=s3cret agentfs sync my-agent push
   agentfs sync my-agent stats`,

@@ -18,7 +18,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-PARTS=${PARTS:-engine sdk-ts sandbox mount run overlay go browser}
+PARTS=${PARTS:-engine sdk-ts sandbox cloudflare mount run overlay sync browser go}
 OUT=${OUT:-$ROOT/docs/BENCHMARKS.md}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -69,6 +69,7 @@ part cloudflare "Cloudflare Workers (workerd): agentfs-sdk/cloudflare beside age
 part mount "FUSE mount beside a native directory" bash -c "$fuse; ./bench/mount.sh"
 part run "agentfs run beside a native directory" bash -c "$fuse; ./bench/agentfs-run.sh"
 part overlay "Overlay (init --base) through a FUSE mount" bash -c "$fuse; ./bench/overlay.sh"
+part sync "Sync through agentfs serve sync (loopback)" ./bench/sync.sh
 part browser "Browser: OPFS, cold start and .wasm size beside agentfs-sdk 0.6.4 (database-wasm)" ./bench/browser.sh
 part go "Go benchmarks (engine in-process, testing.B)" bash -c 'cd core && go test -run "^$" -bench . -benchtime 1x . | grep -E "^Benchmark|^ok"'
 

@@ -187,7 +187,7 @@ func TestMigrate_OldLayouts(t *testing.T) {
 			if _, err := core.Open(ctx, p, core.Options{}); !errors.Is(err, schema.ErrNeedsMigration) {
 				t.Fatalf("Open of %s layout: err = %v, want ErrNeedsMigration", v, err)
 			}
-			res, err := core.Migrate(ctx, p, true)
+			res, err := core.Migrate(ctx, p, core.MigrateOptions{DryRun: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func TestMigrate_OldLayouts(t *testing.T) {
 			if _, err := core.Open(ctx, p, core.Options{}); !errors.Is(err, schema.ErrNeedsMigration) {
 				t.Fatalf("dry run changed the database: %v", err)
 			}
-			res, err = core.Migrate(ctx, p, false)
+			res, err = core.Migrate(ctx, p, core.MigrateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,11 +220,48 @@ func TestMigrate_OldLayouts(t *testing.T) {
 			if rep, err := a.Fsck(ctx, false); err != nil || !rep.Clean() {
 				t.Fatalf("fsck after migrate = %+v, %v", rep, err)
 			}
-			res, err = core.Migrate(ctx, p, false)
+			res, err = core.Migrate(ctx, p, core.MigrateOptions{})
 			if err != nil || len(res.Steps) != 0 {
 				t.Fatalf("second migrate = %+v, %v; want no steps", res, err)
 			}
 		})
+	}
+}
+
+// An encrypted database of an old layout migrates with its key, and its
+// backup is encrypted too; without the key nothing changes.
+func TestMigrate_Encrypted(t *testing.T) {
+	ctx := context.Background()
+	plain := oldLayout(t, "0.2")
+	p := filepath.Join(t.TempDir(), "enc.db")
+	enc := &store.Encryption{Cipher: "aes256gcm", Key: bytes.Repeat([]byte{7}, 32)}
+	if err := store.Convert(ctx, plain, p, nil, enc); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(p)
+	if _, err := core.Migrate(ctx, p, core.MigrateOptions{}); !errors.Is(err, store.ErrNeedKey) {
+		t.Fatalf("Migrate without the key = %v, want ErrNeedKey", err)
+	}
+	if after, _ := os.ReadFile(p); !bytes.Equal(before, after) {
+		t.Fatal("a refused migrate changed the file")
+	}
+	res, err := core.Migrate(ctx, p, core.MigrateOptions{Encryption: enc})
+	if err != nil || len(res.Steps) == 0 {
+		t.Fatalf("Migrate with the key = %+v, %v", res, err)
+	}
+	for _, f := range []string{p, res.Backup} {
+		b, err := os.ReadFile(f)
+		if err != nil || bytes.Contains(b, []byte("SQLite format 3")) || bytes.Contains(b, []byte("hello")) {
+			t.Fatalf("%s holds plaintext (%v)", f, err)
+		}
+	}
+	a, err := core.Open(ctx, p, core.Options{Encryption: enc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if got, err := a.FS.ReadFile("/hello.txt"); err != nil || string(got) != "hello" {
+		t.Fatalf("ReadFile after migrate = %q, %v", got, err)
 	}
 }
 

@@ -19,10 +19,19 @@ type MigrationResult struct {
 	Backup string // copy of the database taken before migrating
 }
 
+// MigrateOptions are the options of Migrate.
+type MigrateOptions struct {
+	// DryRun only reports the steps.
+	DryRun bool
+	// Encryption is the key and cipher of an encrypted database (the
+	// backup copy is encrypted with them too).
+	Encryption *store.Encryption
+}
+
 // Migrate brings the database at path to the current layout in one
-// transaction, after saving a backup copy next to it. With dryRun it only
-// reports the steps.
-func Migrate(ctx context.Context, path string, dryRun bool) (*MigrationResult, error) {
+// transaction, after saving a backup copy next to it.
+func Migrate(ctx context.Context, path string, opts MigrateOptions) (*MigrationResult, error) {
+	dryRun := opts.DryRun
 	if err := store.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &fs.PathError{Op: "migrate", Path: path, Err: syscall.ENOENT}
@@ -31,11 +40,11 @@ func Migrate(ctx context.Context, path string, dryRun bool) (*MigrationResult, e
 	}
 	// Plan through a read-only connection: a file that is no AgentFS
 	// database, or needs nothing, is never opened for writing.
-	res, err := planMigration(ctx, path, true)
+	res, err := planMigration(ctx, path, true, opts.Encryption)
 	if err != nil || dryRun || len(res.Steps) == 0 {
 		return res, err
 	}
-	db, err := store.Open(ctx, path, store.Options{})
+	db, err := store.Open(ctx, path, store.Options{Encryption: opts.Encryption})
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +61,8 @@ func Migrate(ctx context.Context, path string, dryRun bool) (*MigrationResult, e
 	return res, err
 }
 
-func planMigration(ctx context.Context, path string, readOnly bool) (*MigrationResult, error) {
-	db, err := store.Open(ctx, path, store.Options{ReadOnly: readOnly, Readers: 1})
+func planMigration(ctx context.Context, path string, readOnly bool, enc *store.Encryption) (*MigrationResult, error) {
+	db, err := store.Open(ctx, path, store.Options{ReadOnly: readOnly, Readers: 1, Encryption: enc})
 	if err != nil {
 		return nil, err
 	}

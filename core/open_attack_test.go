@@ -436,7 +436,7 @@ func TestAttack_Open_MigrateRefusedFileUnchanged(t *testing.T) {
 	foreignDB(t, p)
 	before := fileHash(t, p)
 	for _, dry := range []bool{true, false} {
-		if _, err := core.Migrate(ctx, p, dry); !errors.Is(err, core.ErrNotAgentFS) {
+		if _, err := core.Migrate(ctx, p, core.MigrateOptions{DryRun: dry}); !errors.Is(err, core.ErrNotAgentFS) {
 			t.Fatalf("Migrate(dry %v) = %v, want ErrNotAgentFS", dry, err)
 		}
 	}

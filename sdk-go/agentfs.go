@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentfs-go/agentfs/core"
+	agentsync "github.com/agentfs-go/agentfs/core/sync"
 )
 
 // Options choose the database to open. Set ID, Path, or neither (a new
@@ -21,8 +22,17 @@ import (
 type Options struct {
 	ID   string // agent id: 1 to 128 letters, digits, "_" and "-"; stored as .agentfs/ID.db
 	Path string // database file path; takes precedence over ID
-	// Engine options (durability, chunk size, owner of new files).
+	// Engine options (durability, chunk size, owner of new files,
+	// encryption at rest).
 	Engine core.Options
+	// SyncRemoteURL names the agent's sync remote (docs/SYNC.md): a
+	// database that does not exist yet is bootstrapped from it; an
+	// existing one must be synced with it already. Then Pull, Push, Sync
+	// and SyncStats reach it.
+	SyncRemoteURL string
+	// SyncToken is the sync remote's bearer token (default:
+	// TURSO_DB_AUTH_TOKEN).
+	SyncToken string
 }
 
 // AgentFS is an agent database open in this process. It implements Agent.
@@ -32,6 +42,7 @@ type AgentFS struct {
 	fs      *localFS
 	kv      *localKV
 	tools   *localTools
+	sync    agentsync.Options
 }
 
 var _ Agent = (*AgentFS)(nil)
@@ -55,6 +66,19 @@ func Open(ctx context.Context, opts Options) (*AgentFS, error) {
 	}
 	eo := opts.Engine
 	eo.Create = true
+	so := agentsync.Options{Token: opts.SyncToken, Encryption: eo.Encryption}
+	if so.Token == "" {
+		so.Token = os.Getenv("TURSO_DB_AUTH_TOKEN")
+	}
+	if opts.SyncRemoteURL != "" {
+		if temp != "" {
+			os.RemoveAll(temp)
+			return nil, errors.New("agentfs: a sync remote needs Options.ID or Options.Path (a temporary database is not synced)")
+		}
+		if err := agentsync.Prepare(ctx, path, opts.SyncRemoteURL, so, eo); err != nil {
+			return nil, fmt.Errorf("agentfs: %w", err)
+		}
+	}
 	a, err := core.Open(ctx, path, eo)
 	if err != nil {
 		if temp != "" {
@@ -67,6 +91,7 @@ func Open(ctx context.Context, opts Options) (*AgentFS, error) {
 		fs:    &localFS{f: a.FS},
 		kv:    &localKV{s: a.KV},
 		tools: &localTools{l: a.Tools},
+		sync:  so,
 	}, nil
 }
 
@@ -93,4 +118,39 @@ func (a *AgentFS) Close() error {
 		err = errors.Join(err, os.RemoveAll(a.tempDir))
 	}
 	return err
+}
+
+// SyncPullResult says what a pull did (rows applied, rows of the remote
+// not applied because this side changed the same thing).
+type SyncPullResult = agentsync.PullResult
+
+// SyncPushResult says what a push did.
+type SyncPushResult = agentsync.PushResult
+
+// SyncStats is the sync state, with the field names of Turso's sync
+// statistics.
+type SyncStats = agentsync.Stats
+
+// Pull brings the sync remote's changes into the agent; rows both sides
+// changed keep this side's version (docs/SYNC.md, "Conflicts"). The agent
+// must have been created with a sync remote (Options.SyncRemoteURL, or
+// agentfs init --sync-remote-url).
+func (a *AgentFS) Pull(ctx context.Context) (SyncPullResult, error) {
+	return agentsync.Pull(ctx, a.agent.Path(), a.sync)
+}
+
+// Push sends the agent's changes to the sync remote, after merging the
+// remote's.
+func (a *AgentFS) Push(ctx context.Context) (SyncPushResult, error) {
+	return agentsync.Push(ctx, a.agent.Path(), a.sync)
+}
+
+// Sync pulls, then pushes.
+func (a *AgentFS) Sync(ctx context.Context) (SyncPullResult, SyncPushResult, error) {
+	return agentsync.Sync(ctx, a.agent.Path(), a.sync)
+}
+
+// SyncStats reports the sync state.
+func (a *AgentFS) SyncStats(ctx context.Context) (SyncStats, error) {
+	return agentsync.GetStats(ctx, a.agent.Path(), a.sync)
 }

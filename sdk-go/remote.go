@@ -737,3 +737,56 @@ func (r *remoteTools) Stats(ctx context.Context) ([]ToolStats, error) {
 	}
 	return out, nil
 }
+
+// Pull asks the server to pull the agent's sync remote (the server's
+// agent must be set up for sync; the server's TURSO_DB_AUTH_TOKEN is the
+// token).
+func (r *Remote) Pull(ctx context.Context) (SyncPullResult, error) {
+	res, err := call(ctx, r.agent.SyncPull, &v1.SyncPullRequest{})
+	if err != nil {
+		return SyncPullResult{}, err
+	}
+	return pullResult(res), nil
+}
+
+func pullResult(res *v1.SyncPullResponse) SyncPullResult {
+	return SyncPullResult{Revision: res.GetRevision(), Changed: res.GetChanged(), Applied: int(res.GetApplied()), Kept: int(res.GetKept())}
+}
+
+// Push asks the server to push the agent to its sync remote.
+func (r *Remote) Push(ctx context.Context) (SyncPushResult, error) {
+	res, err := call(ctx, r.agent.SyncPush, &v1.SyncPushRequest{})
+	if err != nil {
+		return SyncPushResult{}, err
+	}
+	return SyncPushResult{Rows: int(res.GetRows()), Revision: res.GetRevision()}, nil
+}
+
+// Sync asks the server to pull, then push.
+func (r *Remote) Sync(ctx context.Context) (SyncPullResult, SyncPushResult, error) {
+	res, err := call(ctx, r.agent.Sync, &v1.SyncRequest{})
+	if err != nil {
+		return SyncPullResult{}, SyncPushResult{}, err
+	}
+	return pullResult(res.GetPull()), SyncPushResult{Rows: int(res.GetPush().GetRows()), Revision: res.GetPush().GetRevision()}, nil
+}
+
+// SyncStats reports the sync state of the server's agent.
+func (r *Remote) SyncStats(ctx context.Context) (SyncStats, error) {
+	res, err := call(ctx, r.agent.SyncStats, &v1.SyncStatsRequest{})
+	if err != nil {
+		return SyncStats{}, err
+	}
+	st := SyncStats{
+		CDCOperations: res.GetCdcOperations(), MainWALSize: res.GetMainWalSize(), RevertWALSize: res.GetRevertWalSize(),
+		Revision: res.GetRevision(), NetworkSentBytes: res.GetNetworkSentBytes(), NetworkReceivedBytes: res.GetNetworkReceivedBytes(),
+		RemoteURL: res.GetRemoteUrl(),
+	}
+	if t := res.GetLastPullUnixTime(); t != 0 {
+		st.LastPullUnixTime = &t
+	}
+	if t := res.GetLastPushUnixTime(); t != 0 {
+		st.LastPushUnixTime = &t
+	}
+	return st, nil
+}

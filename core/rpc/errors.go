@@ -89,6 +89,12 @@ func ToProto(err error) *v1.Error {
 	case errors.Is(err, core.ErrNeedsMigration), errors.Is(err, core.ErrNotAgentFS), errors.Is(err, core.ErrOverlay),
 		errors.Is(err, store.ErrNotADatabase), errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrCantRead):
 		out.Kind = v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION
+	case errors.Is(err, store.ErrNeedKey), errors.Is(err, store.ErrWrongKey):
+		out.Kind = v1.ErrorKind_ERROR_KIND_PERMISSION_DENIED
+	case errors.Is(err, store.ErrNotEncrypted):
+		out.Kind = v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION
+	case errors.Is(err, errors.ErrUnsupported):
+		out.Kind = v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED
 	case errors.Is(err, toolcalls.ErrFinished):
 		out.Kind = v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION
 	case errors.Is(err, core.ErrSnapshotNotFound):

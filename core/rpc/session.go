@@ -24,6 +24,9 @@ type Session struct {
 	Peer agentfsv1rpc.Caller
 	// ReadOnly records that the agent was opened for queries only.
 	ReadOnly bool
+	// SyncToken is the sync remote's token of this connection (the
+	// handshake's sync_token); empty: TURSO_DB_AUTH_TOKEN.
+	SyncToken string
 
 	mu      sync.Mutex
 	next    uint64

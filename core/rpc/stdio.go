@@ -22,6 +22,7 @@ import (
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1rpc"
 	"github.com/agentfs-go/agentfs/core/store"
+	agentsync "github.com/agentfs-go/agentfs/core/sync"
 )
 
 // ProtocolVersion is the version of the stdio protocol (spec/PROTOCOL.md)
@@ -177,6 +178,7 @@ func (c *stdioConn) handshake(ctx context.Context) (*Session, func(), error) {
 	}
 	sess := NewSession(a, id, c)
 	sess.ReadOnly = h.GetOpen().GetReadOnly()
+	sess.SyncToken = h.GetOpen().GetSyncToken()
 	info, err := c.svc.info(ctx, sess)
 	if err != nil {
 		a.Close()
@@ -212,6 +214,19 @@ func openForHello(ctx context.Context, o *v1.OpenOptions) (*core.Agent, string, 
 	default:
 		return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "durability must be normal or full, not %q", o.GetDurability())
 	}
+	if k := o.GetEncryptionKey(); len(k) > 0 || o.GetCipher() != "" {
+		if len(k) == 0 {
+			return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "open: a cipher without an encryption key: give the key too")
+		}
+		opts.Encryption = &store.Encryption{Cipher: o.GetCipher(), Key: k}
+		if err := store.CheckEncryption(opts.Encryption); err != nil {
+			kind := v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT
+			if errors.Is(err, errors.ErrUnsupported) {
+				kind = v1.ErrorKind_ERROR_KIND_UNIMPLEMENTED
+			}
+			return nil, "", nil, errorf(kind, "open: %v", err)
+		}
+	}
 	cleanup := func() {}
 	var path, id string
 	switch {
@@ -237,6 +252,22 @@ func openForHello(ctx context.Context, o *v1.OpenOptions) (*core.Agent, string, 
 		}
 		path, opts.Create = filepath.Join(dir, "agent.db"), true
 		cleanup = func() { os.RemoveAll(dir) }
+	}
+	if u := o.GetSyncRemoteUrl(); u != "" {
+		if o.GetId() == "" && o.GetPath() == "" {
+			cleanup()
+			return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "open: a sync remote needs an id or a path (a temporary database is not synced)")
+		}
+		token := o.GetSyncToken()
+		if token == "" {
+			token = os.Getenv("TURSO_DB_AUTH_TOKEN")
+		}
+		if err := agentsync.Prepare(ctx, path, u, agentsync.Options{Token: token}, opts); err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_NOT_FOUND, "open %s: no such database (create it, or open without no_create)", path)
+			}
+			return nil, "", nil, syncError(err)
+		}
 	}
 	a, err := core.Open(ctx, path, opts)
 	if err != nil {

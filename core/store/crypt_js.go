@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 )
 
 // ErrNeedKey and friends exist in native builds; the WebAssembly build
@@ -21,7 +22,7 @@ func Ciphers() []string { return nil }
 
 func (db *DB) setupCrypt(abs, dsn string) (string, error) {
 	if db.opts.Encryption != nil {
-		return "", errors.New("encryption at rest is not available in the WebAssembly build (its databases live in memory): serialize the database and encrypt it with a native build")
+		return "", fmt.Errorf("encryption at rest is not available in the WebAssembly build (its databases live in memory; ENOTSUP): open encrypted databases with the native engine (transport \"inprocess\" or \"process\"): %w", errors.ErrUnsupported)
 	}
 	return dsn, nil
 }
@@ -29,3 +30,12 @@ func (db *DB) setupCrypt(abs, dsn string) (string, error) {
 func (db *DB) connector(dsn string) (driver.Connector, error) { return openConnector(dsn) }
 
 func (db *DB) reserveCrypt(context.Context, *sql.Conn) error { return nil }
+
+// CheckEncryption refuses every key: the WebAssembly build has no
+// encryption at rest.
+func CheckEncryption(e *Encryption) error {
+	if e == nil {
+		return nil
+	}
+	return fmt.Errorf("encryption at rest is not available in the WebAssembly build (its databases live in memory; ENOTSUP): open encrypted databases with the native engine (transport \"inprocess\" or \"process\"): %w", errors.ErrUnsupported)
+}

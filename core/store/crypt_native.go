@@ -26,6 +26,23 @@ var (
 // Ciphers lists the ciphers Options.Encryption takes.
 func Ciphers() []string { return crypt.Ciphers() }
 
+// CheckEncryption checks a cipher name and the key's length for it (an
+// empty cipher takes a 16- or 32-byte key) before any file is opened.
+func CheckEncryption(e *Encryption) error {
+	if e == nil {
+		return nil
+	}
+	c := e.Cipher
+	if c == "" {
+		if len(e.Key) != 16 && len(e.Key) != 32 {
+			return fmt.Errorf("a key is 16 or 32 bytes, got %d: give a key of that length", len(e.Key))
+		}
+		return nil
+	}
+	_, err := crypt.New(c, e.Key)
+	return err
+}
+
 // setupCrypt checks, before SQLite reads the file, that it matches
 // Options.Encryption (a key for an encrypted file, no key for a plain
 // one, the right cipher and key), so a refused open changes nothing, and

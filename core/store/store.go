@@ -296,6 +296,11 @@ func (c *connector) Driver() driver.Driver { return c.base.Driver() }
 // Path is the absolute path of the database file.
 func (db *DB) Path() string { return db.path }
 
+// Encryption is the key and cipher the database was opened with (the
+// cipher resolved from the file when the options named none), or nil for
+// a plain database.
+func (db *DB) Encryption() *Encryption { return db.opts.Encryption }
+
 // Close closes every connection. It checkpoints the WAL so the file can be
 // copied on its own afterwards.
 func (db *DB) Close() error {

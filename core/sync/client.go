@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/agentfs-go/agentfs/core"
-	"github.com/agentfs-go/agentfs/core/internal/sqlite"
+	"github.com/agentfs-go/agentfs/core/store"
 )
 
 // A synced agent database P has two companions:
@@ -34,18 +34,6 @@ import (
 // renames, so a process killed at any point leaves either the old or
 // the new version, and a pull or push repeated from the old one gives
 // the same result (every step is idempotent).
-
-// Meta is the sync state of a local database (P-sync.json).
-type Meta struct {
-	RemoteURL    string `json:"remote_url"`
-	ClientID     string `json:"client_id"`
-	Revision     string `json:"revision"`
-	LastPull     int64  `json:"last_pull_unix_time,omitempty"`
-	LastPush     int64  `json:"last_push_unix_time,omitempty"`
-	SentBytes    int64  `json:"network_sent_bytes"`
-	ReceivedByte int64  `json:"network_received_bytes"`
-	Pushes       int64  `json:"pushes"`
-}
 
 func metaPath(p string) string { return p + "-sync.json" }
 func basePath(p string) string { return p + "-sync-base" }
@@ -257,17 +245,20 @@ func fetchBase(ctx context.Context, r *remote, path, revision string) (string, b
 		return "", false, err
 	}
 	defer f.Close()
+	w, err := newPageWriter(f, r.o)
+	if err != nil {
+		return "", false, err
+	}
 	pages := 0
 	h, err := r.pullPages(ctx, revision, func(id uint64, data []byte) error {
 		pages++
-		_, err := f.WriteAt(data, int64(id)*PageSize)
-		return err
+		return w.write(id, data)
 	})
 	if err != nil {
 		os.Remove(tmp)
 		return "", false, err
 	}
-	if err := f.Truncate(int64(h.DBSize) * PageSize); err != nil {
+	if err := w.truncate(h.DBSize); err != nil {
 		return "", false, err
 	}
 	if err := f.Sync(); err != nil {
@@ -304,6 +295,22 @@ func Bootstrap(ctx context.Context, path, rawURL string, o Options, opts core.Op
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("%s exists (EEXIST)", path)
 	}
+	if o.Encryption == nil {
+		o.Encryption = opts.Encryption
+	}
+	if e := o.Encryption; e != nil && e.Cipher == "" {
+		// A new encrypted database gets the store's default cipher.
+		o.Encryption = &store.Encryption{Cipher: "aegis256", Key: e.Key}
+		if len(e.Key) == 16 {
+			o.Encryption.Cipher = "aegis128l"
+		}
+	}
+	if o.Encryption != nil {
+		if err := store.CheckEncryption(o.Encryption); err != nil {
+			return err
+		}
+		opts.Encryption = o.Encryption
+	}
 	r, err := newRemote(rawURL, o)
 	if err != nil {
 		return err
@@ -326,12 +333,17 @@ func Bootstrap(ctx context.Context, path, rawURL string, o Options, opts core.Op
 		return err
 	}
 	tmp := basePath(path) + ".tmp"
-	hasAgent, err := holdsAgent(ctx, tmp)
+	hasAgent, err := holdsAgent(ctx, tmp, o)
 	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("the remote database is not a SQLite database this engine reads: %w (EPROTO)", err)
 	}
-	if hasAgent {
+	if hasAgent && o.Encryption != nil {
+		if err := copyBaseInto(ctx, tmp, path, o.Encryption); err != nil {
+			os.Remove(path)
+			return err
+		}
+	} else if hasAgent {
 		if err := copyFile(tmp, path); err != nil {
 			return err
 		}
@@ -363,8 +375,8 @@ func randomClientID() string {
 	return fmt.Sprintf("agentfs-%x", b)
 }
 
-func holdsAgent(ctx context.Context, path string) (bool, error) {
-	db, err := sql.Open(sqlite.DriverName, immutableURI(path))
+func holdsAgent(ctx context.Context, path string, o Options) (bool, error) {
+	db, err := openBase(path, o)
 	if err != nil {
 		return false, err
 	}
@@ -384,11 +396,11 @@ func immutableURI(path string) string {
 }
 
 // local opens a connection to the local database with the base attached.
-func local(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
+func local(ctx context.Context, path string, o Options) (*sql.DB, *sql.Conn, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, err
 	}
-	db, err := sql.Open(sqlite.DriverName, path)
+	db, err := openLocal(path, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -405,7 +417,7 @@ func local(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
 			return nil, nil, err
 		}
 	}
-	if _, err := c.ExecContext(ctx, "ATTACH ? AS base", immutableURI(basePath(path))); err != nil {
+	if _, err := c.ExecContext(ctx, "ATTACH ? AS base", baseURI(basePath(path), o)); err != nil {
 		c.Close()
 		db.Close()
 		return nil, nil, fmt.Errorf("opening the sync base %s: %w", basePath(path), err)
@@ -424,6 +436,9 @@ func Pull(ctx context.Context, path string, o Options) (PullResult, error) {
 	defer unlock()
 	m, err := ReadMeta(path)
 	if err != nil {
+		return PullResult{}, err
+	}
+	if o, err = withKey(path, o); err != nil {
 		return PullResult{}, err
 	}
 	r, err := newRemote(m.RemoteURL, o)
@@ -452,13 +467,13 @@ func pull(ctx context.Context, r *remote, path string, m *Meta) (PullResult, err
 		m.Revision = rev
 		return res, nil
 	}
-	db, c, err := local(ctx, path)
+	db, c, err := local(ctx, path, r.o)
 	if err != nil {
 		return res, err
 	}
 	defer db.Close()
 	defer c.Close()
-	if _, err := c.ExecContext(ctx, "ATTACH ? AS nbase", immutableURI(tmp)); err != nil {
+	if _, err := c.ExecContext(ctx, "ATTACH ? AS nbase", baseURI(tmp, r.o)); err != nil {
 		return res, fmt.Errorf("the pulled database: %w (EPROTO)", err)
 	}
 	if err := apply(ctx, c, &res); err != nil {
@@ -632,6 +647,9 @@ func Push(ctx context.Context, path string, o Options) (PushResult, error) {
 	if err != nil {
 		return PushResult{}, err
 	}
+	if o, err = withKey(path, o); err != nil {
+		return PushResult{}, err
+	}
 	r, err := newRemote(m.RemoteURL, o)
 	if err != nil {
 		return PushResult{}, err
@@ -668,7 +686,7 @@ type step struct {
 }
 
 func push(ctx context.Context, r *remote, path string, m *Meta) (int, error) {
-	db, c, err := local(ctx, path)
+	db, c, err := local(ctx, path, r.o)
 	if err != nil {
 		return 0, err
 	}
@@ -828,11 +846,11 @@ func hArgs(args []any) []any {
 }
 
 // Checkpoint copies the local WAL into the database file.
-func Checkpoint(ctx context.Context, path string) error {
+func Checkpoint(ctx context.Context, path string, o Options) error {
 	if _, err := ReadMeta(path); err != nil {
 		return err
 	}
-	db, err := sql.Open(sqlite.DriverName, path)
+	db, err := openLocal(path, o)
 	if err != nil {
 		return err
 	}
@@ -849,9 +867,12 @@ func Checkpoint(ctx context.Context, path string) error {
 
 // GetStats reports the sync state; CDCOperations counts the rows a push
 // would send.
-func GetStats(ctx context.Context, path string) (Stats, error) {
+func GetStats(ctx context.Context, path string, o Options) (Stats, error) {
 	m, err := ReadMeta(path)
 	if err != nil {
+		return Stats{}, err
+	}
+	if o, err = withKey(path, o); err != nil {
 		return Stats{}, err
 	}
 	s := Stats{Revision: m.Revision, NetworkSentBytes: m.SentBytes, NetworkReceivedBytes: m.ReceivedByte, RemoteURL: m.RemoteURL}
@@ -864,7 +885,7 @@ func GetStats(ctx context.Context, path string) (Stats, error) {
 	if st, err := os.Stat(path + "-wal"); err == nil {
 		s.MainWALSize = st.Size()
 	}
-	db, c, err := local(ctx, path)
+	db, c, err := local(ctx, path, o)
 	if err != nil {
 		return s, err
 	}

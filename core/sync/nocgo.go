@@ -22,6 +22,9 @@ func Bootstrap(ctx context.Context, path, rawURL string, o Options, opts core.Op
 	return ErrNeedsCgo
 }
 
+// ReadMeta fails with ErrNeedsCgo in a build without cgo.
+func ReadMeta(path string) (*Meta, error) { return nil, ErrNeedsCgo }
+
 // Pull fails with ErrNeedsCgo in a build without cgo.
 func Pull(ctx context.Context, path string, o Options) (PullResult, error) {
 	return PullResult{}, ErrNeedsCgo
@@ -33,10 +36,12 @@ func Push(ctx context.Context, path string, o Options) (PushResult, error) {
 }
 
 // Checkpoint fails with ErrNeedsCgo in a build without cgo.
-func Checkpoint(ctx context.Context, path string) error { return ErrNeedsCgo }
+func Checkpoint(ctx context.Context, path string, o Options) error { return ErrNeedsCgo }
 
 // GetStats fails with ErrNeedsCgo in a build without cgo.
-func GetStats(ctx context.Context, path string) (Stats, error) { return Stats{}, ErrNeedsCgo }
+func GetStats(ctx context.Context, path string, o Options) (Stats, error) {
+	return Stats{}, ErrNeedsCgo
+}
 
 // Server is the sync server; a build without cgo has none (its fields
 // are those of the cgo build's, so callers compile either way).

@@ -159,7 +159,7 @@ func TestPushPullBetweenAgents(t *testing.T) {
 	if res, err := Pull(ctx, b, Options{}); err != nil || res.Changed {
 		t.Fatalf("second pull: %+v %v", res, err)
 	}
-	if st, err := GetStats(ctx, a); err != nil || st.CDCOperations != 0 {
+	if st, err := GetStats(ctx, a, Options{}); err != nil || st.CDCOperations != 0 {
 		t.Fatalf("stats after push: %+v %v", st, err)
 	}
 }

@@ -1,6 +1,10 @@
 package sync
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/agentfs-go/agentfs/core/store"
+)
 
 // The types of the client's API, shared by the cgo build (client.go) and
 // builds without cgo (nocgo.go).
@@ -11,6 +15,10 @@ type Options struct {
 	Token string
 	// HTTP is the client to use (default: one with a 5-minute timeout).
 	HTTP *http.Client
+	// Encryption is the local database's key and cipher (nil: plain).
+	// The base kept beside it is then encrypted with the same key; the
+	// wire and the remote hold plain pages (docs/SYNC.md).
+	Encryption *store.Encryption
 }
 
 // PullResult says what a pull did.
@@ -39,4 +47,16 @@ type Stats struct {
 	NetworkSentBytes     int64  `json:"network_sent_bytes"`
 	NetworkReceivedBytes int64  `json:"network_received_bytes"`
 	RemoteURL            string `json:"remote_url"`
+}
+
+// Meta is the sync state of a local database (P-sync.json).
+type Meta struct {
+	RemoteURL    string `json:"remote_url"`
+	ClientID     string `json:"client_id"`
+	Revision     string `json:"revision"`
+	LastPull     int64  `json:"last_pull_unix_time,omitempty"`
+	LastPush     int64  `json:"last_push_unix_time,omitempty"`
+	SentBytes    int64  `json:"network_sent_bytes"`
+	ReceivedByte int64  `json:"network_received_bytes"`
+	Pushes       int64  `json:"pushes"`
 }

@@ -38,6 +38,21 @@ pub struct Options {
     pub url: Option<String>,
     /// Bearer token for the server; default `$AGENTFS_TOKEN`.
     pub token: Option<String>,
+    /// Encryption at rest: the key's bytes (16 or 32, as the cipher
+    /// needs; [`Options::key_hex`] parses hex). It reaches the engine in
+    /// the handshake only, never its arguments or environment.
+    pub encryption_key: Option<Vec<u8>>,
+    /// Cipher of a new encrypted database: `aes128gcm`, `aes256gcm`,
+    /// `aegis128l`, `aegis128x2`, `aegis128x4`, `aegis256` (default),
+    /// `aegis256x2`, `aegis256x4`; an existing file names its own.
+    pub cipher: Option<String>,
+    /// Sync remote (docs/SYNC.md): a database that does not exist yet is
+    /// bootstrapped from this URL; an existing one must be synced with it
+    /// already. Then [`AgentFS::pull`], `push`, `sync` and `stats`.
+    pub sync_remote_url: Option<String>,
+    /// Bearer token of the sync remote; default the engine's
+    /// `$TURSO_DB_AUTH_TOKEN`.
+    pub sync_token: Option<String>,
 }
 
 impl Options {
@@ -54,6 +69,28 @@ impl Options {
     /// The agent `id` on the server at `url`.
     pub fn http(url: impl Into<String>, id: impl Into<String>) -> Options {
         Options { url: Some(url.into()), id: Some(id.into()), ..Default::default() }
+    }
+
+    /// Sets the encryption key from hex text (as the CLI's `--key`). The
+    /// error never repeats the key.
+    pub fn key_hex(mut self, hex: &str) -> io::Result<Options> {
+        let h = hex.trim();
+        let bad = || {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("agentfs: the encryption key is not hexadecimal ({} characters): give 32 or 64 hex digits", h.len()),
+            )
+        };
+        if h.is_empty() || h.len() % 2 != 0 {
+            return Err(bad());
+        }
+        let key = (0..h.len())
+            .step_by(2)
+            .map(|i| h.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
+            .collect::<Option<Vec<u8>>>()
+            .ok_or_else(bad)?;
+        self.encryption_key = Some(key);
+        Ok(self)
     }
 }
 
@@ -104,6 +141,10 @@ pub(crate) fn connect(opts: &Options) -> io::Result<Arc<Clients>> {
         read_only: opts.read_only,
         chunk_size: opts.chunk_size.unwrap_or(0),
         durability: opts.durability.clone().unwrap_or_default(),
+        encryption_key: opts.encryption_key.clone().unwrap_or_default(),
+        cipher: opts.cipher.clone().unwrap_or_default(),
+        sync_remote_url: opts.sync_remote_url.clone().unwrap_or_default(),
+        sync_token: opts.sync_token.clone().unwrap_or_default(),
         // The engine is a child process started in opts.dir: relative
         // paths already resolve there.
         ..Default::default()
@@ -191,6 +232,30 @@ impl AgentFS {
     /// What is open: id, database path, schema and engine versions.
     pub fn info(&self) -> io::Result<pb::InfoResponse> {
         self.c.agent.info(&pb::InfoRequest {})
+    }
+
+    /// Brings the sync remote's changes into the agent; rows both sides
+    /// changed keep this side's version (docs/SYNC.md). Fails (failed
+    /// precondition) when the agent has no sync remote.
+    pub fn pull(&self) -> io::Result<pb::SyncPullResponse> {
+        self.c.agent.sync_pull(&pb::SyncPullRequest {})
+    }
+
+    /// Sends the agent's changes to the sync remote (after merging the
+    /// remote's).
+    pub fn push(&self) -> io::Result<pb::SyncPushResponse> {
+        self.c.agent.sync_push(&pb::SyncPushRequest {})
+    }
+
+    /// Pulls, then pushes.
+    pub fn sync(&self) -> io::Result<pb::SyncResponse> {
+        self.c.agent.sync(&pb::SyncRequest {})
+    }
+
+    /// The sync state (as `agentfs sync ID stats` prints it; unix times are
+    /// 0 when it never happened).
+    pub fn stats(&self) -> io::Result<pb::SyncStatsResponse> {
+        self.c.agent.sync_stats(&pb::SyncStatsRequest {})
     }
 
     /// The transport, for the generated clients of what the idiomatic API

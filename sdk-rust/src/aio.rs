@@ -51,6 +51,26 @@ impl AgentFS {
         self.c.agent.info_async(&pb::InfoRequest {}).await
     }
 
+    /// See [`crate::AgentFS::pull`].
+    pub async fn pull(&self) -> io::Result<pb::SyncPullResponse> {
+        self.c.agent.sync_pull_async(&pb::SyncPullRequest {}).await
+    }
+
+    /// See [`crate::AgentFS::push`].
+    pub async fn push(&self) -> io::Result<pb::SyncPushResponse> {
+        self.c.agent.sync_push_async(&pb::SyncPushRequest {}).await
+    }
+
+    /// Pulls, then pushes.
+    pub async fn sync(&self) -> io::Result<pb::SyncResponse> {
+        self.c.agent.sync_async(&pb::SyncRequest {}).await
+    }
+
+    /// See [`crate::AgentFS::stats`].
+    pub async fn stats(&self) -> io::Result<pb::SyncStatsResponse> {
+        self.c.agent.sync_stats_async(&pb::SyncStatsRequest {}).await
+    }
+
     /// The blocking API over the same connection.
     pub fn blocking(&self) -> crate::AgentFS {
         crate::AgentFS::from_clients(Arc::clone(&self.c))

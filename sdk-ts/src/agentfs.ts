@@ -58,6 +58,88 @@ export interface AgentFSOptions {
    * (instead of reading path); save them back with exportDatabase().
    */
   data?: Uint8Array;
+  /**
+   * Encryption at rest (README, "Encryption at rest"): the key as hex or
+   * bytes (16 or 32 bytes, as the cipher needs). It reaches the engine in
+   * the handshake only, never its arguments or environment. The wasm
+   * transport has no encryption at rest and refuses a key (ENOTSUP).
+   */
+  encryptionKey?: string | Uint8Array;
+  /**
+   * The same as Turso's agentfs-sdk (after 0.6.4) spells it: a hex key
+   * and a cipher. encryptionKey/cipher win when both are given.
+   */
+  encryption?: { hexKey: string; cipher: string };
+  /** Cipher of a new encrypted database (default aegis256; an existing file names its own). */
+  cipher?: "aes128gcm" | "aes256gcm" | "aegis128l" | "aegis128x2" | "aegis128x4" | "aegis256" | "aegis256x2" | "aegis256x4";
+  /**
+   * Sync remote (docs/SYNC.md): a database that does not exist yet is
+   * bootstrapped from this URL (`agentfs serve sync`, or Turso's sync
+   * protocol); an existing one must be synced with it already. Then
+   * pull(), push(), sync() and stats() reach it.
+   */
+  syncRemoteUrl?: string;
+  /** Bearer token of the sync remote (default: the engine's TURSO_DB_AUTH_TOKEN). */
+  syncToken?: string;
+}
+
+/** What a pull did. */
+export interface SyncPullResult {
+  /** The remote's revision the agent is now at (opaque). */
+  revision: string;
+  /** The remote had changes since the last pull. */
+  changed: boolean;
+  /** Rows of the remote applied here. */
+  applied: number;
+  /** Rows of the remote not applied: this side changed the same thing (its version wins). */
+  kept: number;
+}
+
+/** What a push did. */
+export interface SyncPushResult {
+  /** Rows sent (0: nothing to push). */
+  rows: number;
+  revision: string;
+}
+
+/** The sync state, with the field names of Turso's sync statistics. */
+export interface SyncStats {
+  cdcOperations: number;
+  mainWalSize: number;
+  revertWalSize: number;
+  /** Unix seconds; null when it never happened. */
+  lastPullUnixTime: number | null;
+  lastPushUnixTime: number | null;
+  revision: string;
+  networkSentBytes: number;
+  networkReceivedBytes: number;
+  remoteUrl: string;
+}
+
+/** The key as bytes: hex text (as the CLI's --key) or bytes. */
+function keyBytes(key: string | Uint8Array | undefined): Uint8Array {
+  if (key === undefined) return new Uint8Array();
+  if (typeof key !== "string") return Uint8Array.from(key);
+  const hex = key.trim();
+  if (!/^([0-9a-fA-F]{2})+$/.test(hex)) {
+    // Never repeat the key: only its length.
+    throw kindError("INVALID_ARGUMENT", `encryptionKey is not hexadecimal (${hex.length} characters): give 32 or 64 hex digits, or the key's bytes`);
+  }
+  return Uint8Array.from(Buffer.from(hex, "hex"));
+}
+
+/** The handshake's encryption and sync fields of options. */
+function openExtras(options: AgentFSOptions) {
+  return {
+    encryptionKey: keyBytes(options.encryptionKey ?? options.encryption?.hexKey),
+    cipher: options.cipher ?? options.encryption?.cipher ?? "",
+    syncRemoteUrl: options.syncRemoteUrl ?? "",
+    syncToken: options.syncToken ?? "",
+  };
+}
+
+function pullResult(r: { revision: string; changed: boolean; applied: bigint; kept: bigint } | undefined): SyncPullResult {
+  return { revision: r?.revision ?? "", changed: r?.changed ?? false, applied: Number(r?.applied ?? 0n), kept: Number(r?.kept ?? 0n) };
 }
 
 /** Where a database of the WASM engine comes from and goes back to. */
@@ -115,6 +197,7 @@ export class AgentFS {
         // Where an id resolves: the engine's working directory when it is
         // a child process, this directory when it runs in this process.
         dir: options.cwd ? resolve(options.cwd) : "",
+        ...openExtras(options),
       },
     });
     return new AgentFS(t, t.info);
@@ -175,6 +258,9 @@ export class AgentFS {
           noCreate: options.noCreate ?? false,
           readOnly: options.readOnly ?? false,
           chunkSize: BigInt(options.chunkSize ?? 0),
+          // The WASM engine refuses a key (no encryption at rest in
+          // memory) and a sync remote, each with ENOTSUP.
+          ...openExtras(options),
         },
       });
     } catch (e) {
@@ -204,6 +290,44 @@ export class AgentFS {
    */
   exec(script: string, options?: ExecOptions): Promise<ExecResult> {
     return this.sandbox.exec(script, options);
+  }
+
+  /**
+   * Brings the sync remote's changes into the agent; rows both sides
+   * changed keep this side's version (docs/SYNC.md, "Conflicts"). The
+   * agent must have been opened with syncRemoteUrl or created with
+   * `agentfs init ID --sync-remote-url URL` (else FAILED_PRECONDITION).
+   */
+  async pull(): Promise<SyncPullResult> {
+    return pullResult(await this.rpc.agent.syncPull({}));
+  }
+
+  /** Sends the agent's changes to the sync remote (after merging the remote's). */
+  async push(): Promise<SyncPushResult> {
+    const r = await this.rpc.agent.syncPush({});
+    return { rows: Number(r.rows), revision: r.revision };
+  }
+
+  /** Pulls, then pushes. */
+  async sync(): Promise<{ pull: SyncPullResult; push: SyncPushResult }> {
+    const r = await this.rpc.agent.sync({});
+    return { pull: pullResult(r.pull), push: { rows: Number(r.push?.rows ?? 0n), revision: r.push?.revision ?? "" } };
+  }
+
+  /** The sync state (as `agentfs sync ID stats` prints it). */
+  async stats(): Promise<SyncStats> {
+    const r = await this.rpc.agent.syncStats({});
+    return {
+      cdcOperations: Number(r.cdcOperations),
+      mainWalSize: Number(r.mainWalSize),
+      revertWalSize: Number(r.revertWalSize),
+      lastPullUnixTime: r.lastPullUnixTime ? Number(r.lastPullUnixTime) : null,
+      lastPushUnixTime: r.lastPushUnixTime ? Number(r.lastPushUnixTime) : null,
+      revision: r.revision,
+      networkSentBytes: Number(r.networkSentBytes),
+      networkReceivedBytes: Number(r.networkReceivedBytes),
+      remoteUrl: r.remoteUrl,
+    };
   }
 
   /**

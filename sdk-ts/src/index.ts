@@ -1,6 +1,6 @@
 // agentfs-sdk: AgentFS for Node.js through the Go engine.
 
-export { AgentFS, type AgentFSOptions } from "./agentfs.js";
+export { AgentFS, type AgentFSOptions, type SyncPullResult, type SyncPushResult, type SyncStats } from "./agentfs.js";
 export {
   Filesystem,
   FileHandle,

@@ -19,6 +19,10 @@ func TestCrypt_CLI(t *testing.T) {
 	mustRun(t, "init", "t", "--key-file", "k", "--cipher", "aes256gcm")
 	mustRun(t, "--key-file", "k", "fs", "t", "write", "/s.txt", "MARKER-CLI-SECRET")
 	checkOut(t, "cat", mustRun(t, "--key-file", "k", "fs", "t", "cat", "/s.txt"), "MARKER-CLI-SECRET")
+	if out := mustRun(t, "--key-file", "k", "migrate", "t"); !strings.Contains(out, "is up to date") {
+		t.Errorf("migrate with the key: %q", out)
+	}
+	wantFail(t, 1, []string{"migrate", "t"}, "is encrypted", "--key-file")
 	t.Setenv("AGENTFS_KEY", key)
 	checkOut(t, "cat with AGENTFS_KEY", mustRun(t, "fs", "t", "cat", "/s.txt"), "MARKER-CLI-SECRET")
 	os.Unsetenv("AGENTFS_KEY")

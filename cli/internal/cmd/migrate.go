@@ -18,13 +18,18 @@ func newMigrateCmd() *cobra.Command {
 		Long: `Upgrade a database written in an older AgentFS layout (0.0 without link
 counts, 0.2 without nanosecond timestamps) or an older agentfs-go format.
 A backup copy is saved next to the database first; the migration runs in one
-transaction.`,
+transaction. An encrypted database needs its key (--key-file, AGENTFS_KEY
+or --key, as every command); the backup is encrypted with it too.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := core.ResolveIDOrPath(args[0])
-			res, err := core.Migrate(cmd.Context(), path, dryRun)
+			enc, err := encryptionOption()
 			if err != nil {
 				return err
+			}
+			res, err := core.Migrate(cmd.Context(), path, core.MigrateOptions{DryRun: dryRun, Encryption: enc})
+			if err != nil {
+				return openError(args[0], path, err)
 			}
 			out := cmd.OutOrStdout()
 			if len(res.Steps) == 0 {

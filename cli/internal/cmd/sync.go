@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/store"
 	agentsync "github.com/agentfs-go/agentfs/core/sync"
 )
 
@@ -30,6 +32,9 @@ func syncToken(tokenFile string) (string, error) {
 func syncError(id string, err error) error {
 	msg := err.Error()
 	switch {
+	case errors.Is(err, store.ErrNeedKey), errors.Is(err, store.ErrWrongKey), errors.Is(err, store.ErrNotEncrypted):
+		// The key is checked before any request: nothing was sent.
+		return openError(id, core.ResolveIDOrPath(id), err)
 	case strings.Contains(msg, "EACCES"):
 		return userError{msg: msg, hint: "export TURSO_DB_AUTH_TOKEN=... (the token the server was started with)"}
 	case strings.Contains(msg, "EHOSTUNREACH"):
@@ -56,7 +61,10 @@ protocol):
 
 A change made on both sides keeps this side's version when pulled (a file
 as a whole); tool calls both sides recorded are all kept. See
-docs/SYNC.md. The token comes from TURSO_DB_AUTH_TOKEN or --sync-token-file.`,
+docs/SYNC.md. The token comes from TURSO_DB_AUTH_TOKEN or --sync-token-file.
+An encrypted agent needs its key (--key-file or AGENTFS_KEY); the copy of
+the remote kept beside it is encrypted with the same key, while the wire
+and the server carry plain pages (use https off loopback).`,
 		Example: `  agentfs sync my-agent pull
   TURSO_DB_AUTH_TOKEN=s3cret agentfs sync my-agent push
   agentfs sync my-agent stats`,
@@ -71,7 +79,11 @@ docs/SYNC.md. The token comes from TURSO_DB_AUTH_TOKEN or --sync-token-file.`,
 			if err != nil {
 				return err
 			}
-			o := agentsync.Options{Token: token}
+			enc, err := encryptionOption()
+			if err != nil {
+				return err
+			}
+			o := agentsync.Options{Token: token, Encryption: enc}
 			ctx := cmd.Context()
 			w, ew := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			switch op {
@@ -91,12 +103,12 @@ docs/SYNC.md. The token comes from TURSO_DB_AUTH_TOKEN or --sync-token-file.`,
 				}
 				fmt.Fprintf(ew, "Local data pushed to remote db successfully (%d rows, revision %s)\n", res.Rows, res.Revision)
 			case "checkpoint":
-				if err := agentsync.Checkpoint(ctx, path); err != nil {
+				if err := agentsync.Checkpoint(ctx, path, o); err != nil {
 					return syncError(id, err)
 				}
 				fmt.Fprintln(ew, "Local db checkpointed successfully")
 			case "stats":
-				st, err := agentsync.GetStats(ctx, path)
+				st, err := agentsync.GetStats(ctx, path, o)
 				if err != nil {
 					return syncError(id, err)
 				}

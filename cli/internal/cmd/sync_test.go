@@ -70,3 +70,34 @@ func TestServeSyncNeedsTokenOffLoopback(t *testing.T) {
 	wantFail(t, 2, []string{"serve", "sync", "--data", "d", "--listen", "0.0.0.0:0"}, "needs a token", "AGENTFS_TOKEN")
 	wantFail(t, 2, []string{"serve", "sync", "--listen", "127.0.0.1:0"}, "--data")
 }
+
+// init --sync-remote-url and sync with encrypted local databases (a key
+// per machine): the contents travel, no local file holds the plaintext,
+// and a missing or wrong key is refused with the key's hint, nothing sent.
+func TestSyncEncryptedCLI(t *testing.T) {
+	url := syncServer(t, "tok")
+	t.Setenv("TURSO_DB_AUTH_TOKEN", "tok")
+	a, b := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(a, "k"), []byte(strings.Repeat("1f", 32)), 0o600)
+	os.WriteFile(filepath.Join(b, "k"), []byte(strings.Repeat("2e", 16)), 0o600)
+	t.Chdir(a)
+	mustRun(t, "--key-file", "k", "init", "w", "--sync-remote-url", url+"/w")
+	mustRun(t, "--key-file", "k", "fs", "w", "write", "/s.txt", "MARKER-CLI-SYNC-CRYPT")
+	wantFail(t, 1, []string{"sync", "w", "push"}, "is encrypted", "--key-file")
+	mustRun(t, "--key-file", "k", "sync", "w", "push")
+	t.Chdir(b)
+	mustRun(t, "--key-file", "k", "--cipher", "aes128gcm", "init", "w", "--sync-remote-url", url+"/w")
+	checkOut(t, "cat", mustRun(t, "--key-file", "k", "fs", "w", "cat", "/s.txt"), "MARKER-CLI-SYNC-CRYPT")
+	wantFail(t, 1, []string{"--key-file", "../" + filepath.Base(a) + "/k", "sync", "w", "pull"}, "")
+	for _, dir := range []string{a, b} {
+		files, _ := filepath.Glob(filepath.Join(dir, ".agentfs", "w.db*"))
+		if len(files) < 3 {
+			t.Fatalf("%s: %v", dir, files)
+		}
+		for _, f := range files {
+			if data, _ := os.ReadFile(f); strings.Contains(string(data), "MARKER-CLI-SYNC-CRYPT") {
+				t.Errorf("%s holds the plaintext", f)
+			}
+		}
+	}
+}

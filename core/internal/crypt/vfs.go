@@ -38,8 +38,10 @@ func register(v *cryptVFS) (string, func()) {
 
 type cryptVFS struct {
 	vfs.VFS
-	codec *Codec
-	plain string
+	codec      *Codec
+	plain      string
+	sealed     func(name string) bool // RegisterSync's sealed files
+	sealedPage int
 }
 
 func (v *cryptVFS) Open(name string, flags vfs.OpenFlag) (vfs.File, vfs.OpenFlag, error) {
@@ -57,6 +59,8 @@ func (v *cryptVFS) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.Fil
 		}
 	}
 	switch {
+	case flags&vfs.OPEN_MAIN_DB != 0 && v.sealed != nil && name != nil && v.sealed(name.String()):
+		return &sealedFile{File: f, codec: v.codec, ps: v.sealedPage}, flags, nil
 	case flags&vfs.OPEN_MAIN_DB != 0:
 		return &dbFile{File: f, codec: v.codec}, flags, nil
 	case flags&vfs.OPEN_WAL != 0:

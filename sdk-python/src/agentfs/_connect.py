@@ -26,6 +26,25 @@ class Connection:
     info: Info
 
 
+def _key_bytes(key: str | bytes | None) -> bytes:
+    """The key as bytes: hex text (as the CLI's --key) or bytes. The key
+    travels in the handshake only, never in the engine's arguments."""
+    if key is None:
+        return b""
+    if isinstance(key, (bytes, bytearray, memoryview)):
+        return bytes(key)
+    text = key.strip()
+    try:
+        if not text or len(text) % 2:
+            raise ValueError
+        return bytes.fromhex(text)
+    except ValueError:
+        # Never repeat the key: only its length.
+        raise InvalidArgumentError(
+            f"encryption_key is not hexadecimal ({len(text)} characters): give 32 or 64 hex digits, or the key's bytes"
+        ) from None
+
+
 def connect(
     options: AgentFSOptions | None,
     *,
@@ -40,6 +59,10 @@ def connect(
     chunk_size: int,
     durability: str | None,
     heartbeat_ms: int = 0,
+    encryption_key: str | bytes | None = None,
+    cipher: str | None = None,
+    sync_remote_url: str | None = None,
+    sync_token: str | None = None,
 ) -> Connection:
     if options is not None:
         id = id or options.id
@@ -73,6 +96,10 @@ def connect(
         read_only=read_only,
         chunk_size=chunk_size,
         durability=durability or "",
+        encryption_key=_key_bytes(encryption_key),
+        cipher=cipher or "",
+        sync_remote_url=sync_remote_url or "",
+        sync_token=sync_token or "",
     )
     stdio = StdioTransport(
         opts, engine=engine, cwd=cwd, client=f"agentfs-sdk-python/{__version__}", heartbeat_ms=heartbeat_ms

@@ -14,7 +14,19 @@ from typing import Any, Generic, TypeVar, cast
 from google.protobuf.message import Message
 
 from ._errors import InvalidArgumentError
-from ._types import _STATUS, DirEntry, ExecResult, Info, Stats, StatFs, ToolCall, ToolCallStats
+from ._types import (
+    _STATUS,
+    DirEntry,
+    ExecResult,
+    Info,
+    Stats,
+    StatFs,
+    SyncPullResult,
+    SyncPushResult,
+    SyncStats,
+    ToolCall,
+    ToolCallStats,
+)
 from .v1 import agent_pb2, filesystem_pb2 as fs, kv_pb2, sandbox_pb2, tools_pb2
 
 T = TypeVar("T")
@@ -344,6 +356,44 @@ def info_from_proto(r: agent_pb2.InfoResponse) -> Info:
 
 def info() -> Op[Info]:
     return Op(AGENT, "info", agent_pb2.InfoRequest(), info_from_proto)
+
+
+def _pull(r: agent_pb2.SyncPullResponse) -> SyncPullResult:
+    return SyncPullResult(r.revision, r.changed, r.applied, r.kept)
+
+
+def _push(r: agent_pb2.SyncPushResponse) -> SyncPushResult:
+    return SyncPushResult(r.rows, r.revision)
+
+
+def sync_pull() -> Op[SyncPullResult]:
+    return Op(AGENT, "sync_pull", agent_pb2.SyncPullRequest(), _pull)
+
+
+def sync_push() -> Op[SyncPushResult]:
+    return Op(AGENT, "sync_push", agent_pb2.SyncPushRequest(), _push)
+
+
+def sync() -> Op[tuple[SyncPullResult, SyncPushResult]]:
+    return Op(AGENT, "sync", agent_pb2.SyncRequest(), lambda r: (_pull(r.pull), _push(r.push)))
+
+
+def _stats(r: agent_pb2.SyncStatsResponse) -> SyncStats:
+    return SyncStats(
+        r.cdc_operations,
+        r.main_wal_size,
+        r.revert_wal_size,
+        r.last_pull_unix_time or None,
+        r.last_push_unix_time or None,
+        r.revision,
+        r.network_sent_bytes,
+        r.network_received_bytes,
+        r.remote_url,
+    )
+
+
+def sync_stats() -> Op[SyncStats]:
+    return Op(AGENT, "sync_stats", agent_pb2.SyncStatsRequest(), _stats)
 
 
 def _value(v: Any) -> agent_pb2.Value:

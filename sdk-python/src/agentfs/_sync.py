@@ -19,7 +19,19 @@ from ._connect import connect
 from ._http import HttpTransport
 from ._ops import Op
 from ._stdio import StdioTransport
-from ._types import AgentFSOptions, DirEntry, ExecResult, Info, Stats, StatFs, ToolCall, ToolCallStats
+from ._types import (
+    AgentFSOptions,
+    DirEntry,
+    ExecResult,
+    Info,
+    Stats,
+    StatFs,
+    SyncPullResult,
+    SyncPushResult,
+    SyncStats,
+    ToolCall,
+    ToolCallStats,
+)
 from .v1 import rpc
 
 T = TypeVar("T")
@@ -370,6 +382,10 @@ class AgentFS:
         chunk_size: int = 0,
         durability: Literal["normal", "full"] | None = None,
         heartbeat_ms: int = 0,
+        encryption_key: str | bytes | None = None,
+        cipher: str | None = None,
+        sync_remote_url: str | None = None,
+        sync_token: str | None = None,
     ) -> AgentFS:
         """Opens an agent.
 
@@ -382,6 +398,15 @@ class AgentFS:
         - create=False fails when the database does not exist.
         - heartbeat_ms=N: the engine also exits when it hears nothing for 3N
           ms (the SDK pings while idle), for when its stdin may outlive us.
+        - encryption_key= (hex text or bytes) and cipher= (aes128gcm,
+          aes256gcm, aegis128l, aegis128x2, aegis128x4, aegis256,
+          aegis256x2, aegis256x4; default: the file's, aegis256 for a new
+          one): encryption at rest; the key goes to the engine in the
+          handshake only.
+        - sync_remote_url=: the agent's sync remote (docs/SYNC.md); a
+          missing database is bootstrapped from it. sync_token= (default
+          the engine's $TURSO_DB_AUTH_TOKEN). Then pull(), push(), sync()
+          and stats().
         """
         conn = connect(
             options,
@@ -396,11 +421,34 @@ class AgentFS:
             chunk_size=chunk_size,
             durability=durability,
             heartbeat_ms=heartbeat_ms,
+            encryption_key=encryption_key,
+            cipher=cipher,
+            sync_remote_url=sync_remote_url,
+            sync_token=sync_token,
         )
         return cls(conn.transport, conn.info)
 
     def info(self) -> Info:
         return self._agent._do(_ops.info())
+
+    def pull(self) -> SyncPullResult:
+        """Brings the sync remote's changes here; rows both sides changed
+        keep this side's version (docs/SYNC.md). FailedPreconditionError
+        when the agent has no sync remote."""
+        return self._agent._do(_ops.sync_pull())
+
+    def push(self) -> SyncPushResult:
+        """Sends the agent's changes to the sync remote (after merging the
+        remote's)."""
+        return self._agent._do(_ops.sync_push())
+
+    def sync(self) -> tuple[SyncPullResult, SyncPushResult]:
+        """Pulls, then pushes."""
+        return self._agent._do(_ops.sync())
+
+    def stats(self) -> SyncStats:
+        """The sync state (as `agentfs sync ID stats` prints it)."""
+        return self._agent._do(_ops.sync_stats())
 
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         """Runs one read-only SQL statement on the database."""

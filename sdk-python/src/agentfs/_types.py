@@ -181,6 +181,41 @@ class AgentFSOptions:
 
 
 @dataclass(frozen=True)
+class SyncPullResult:
+    """What a pull did: the remote's revision now held, whether it had
+    changes, rows applied here, rows kept (this side changed them too)."""
+
+    revision: str
+    changed: bool
+    applied: int
+    kept: int
+
+
+@dataclass(frozen=True)
+class SyncPushResult:
+    """What a push did: rows sent (0: nothing to push) and the revision."""
+
+    rows: int
+    revision: str
+
+
+@dataclass(frozen=True)
+class SyncStats:
+    """The sync state, with the field names of Turso's sync statistics;
+    the unix times are None when it never happened."""
+
+    cdc_operations: int
+    main_wal_size: int
+    revert_wal_size: int
+    last_pull_unix_time: int | None
+    last_push_unix_time: int | None
+    revision: str
+    network_sent_bytes: int
+    network_received_bytes: int
+    remote_url: str
+
+
+@dataclass(frozen=True)
 class Info:
     """What the engine says about the open database."""
 

@@ -24,7 +24,19 @@ from ._errors import *  # noqa: F403  (the same exceptions, importable from here
 from ._http import HttpTransport
 from ._ops import Op
 from ._stdio import StdioTransport
-from ._types import AgentFSOptions, DirEntry, ExecResult, Info, Stats, StatFs, ToolCall, ToolCallStats
+from ._types import (
+    AgentFSOptions,
+    DirEntry,
+    ExecResult,
+    Info,
+    Stats,
+    StatFs,
+    SyncPullResult,
+    SyncPushResult,
+    SyncStats,
+    ToolCall,
+    ToolCallStats,
+)
 from .v1 import rpc
 
 __all__ = ["AgentFS", "AgentFSOptions", "Filesystem", "File", "KvStore", "ToolCalls"]
@@ -337,6 +349,10 @@ class AgentFS:
         chunk_size: int = 0,
         durability: Literal["normal", "full"] | None = None,
         heartbeat_ms: int = 0,
+        encryption_key: str | bytes | None = None,
+        cipher: str | None = None,
+        sync_remote_url: str | None = None,
+        sync_token: str | None = None,
     ) -> _Opening:
         """Same options as agentfs.AgentFS.open."""
         kw: dict[str, Any] = dict(
@@ -351,11 +367,31 @@ class AgentFS:
             chunk_size=chunk_size,
             durability=durability,
             heartbeat_ms=heartbeat_ms,
+            encryption_key=encryption_key,
+            cipher=cipher,
+            sync_remote_url=sync_remote_url,
+            sync_token=sync_token,
         )
         return _Opening(options, kw)
 
     async def info(self) -> Info:
         return await self._agent._do(_ops.info())
+
+    async def pull(self) -> SyncPullResult:
+        """See agentfs.AgentFS.pull."""
+        return await self._agent._do(_ops.sync_pull())
+
+    async def push(self) -> SyncPushResult:
+        """See agentfs.AgentFS.push."""
+        return await self._agent._do(_ops.sync_push())
+
+    async def sync(self) -> tuple[SyncPullResult, SyncPushResult]:
+        """Pulls, then pushes."""
+        return await self._agent._do(_ops.sync())
+
+    async def stats(self) -> SyncStats:
+        """See agentfs.AgentFS.stats."""
+        return await self._agent._do(_ops.sync_stats())
 
     async def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return await self._agent._do(_ops.query(sql, params))

@@ -182,6 +182,72 @@ pub struct CreateAgentResponse {
     #[prost(message, optional, tag="1")]
     pub info: ::core::option::Option<InfoResponse>,
 }
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SyncPullRequest {
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SyncPullResponse {
+    /// The remote's revision the agent is now at (opaque).
+    #[prost(string, tag="1")]
+    pub revision: ::prost::alloc::string::String,
+    /// The remote had changes since the last pull.
+    #[prost(bool, tag="2")]
+    pub changed: bool,
+    /// Rows of the remote applied here.
+    #[prost(int64, tag="3")]
+    pub applied: i64,
+    /// Rows of the remote not applied: this side changed the same thing.
+    #[prost(int64, tag="4")]
+    pub kept: i64,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SyncPushRequest {
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SyncPushResponse {
+    /// Rows sent (0: nothing to push).
+    #[prost(int64, tag="1")]
+    pub rows: i64,
+    /// The remote's revision after the push.
+    #[prost(string, tag="2")]
+    pub revision: ::prost::alloc::string::String,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SyncRequest {
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SyncResponse {
+    #[prost(message, optional, tag="1")]
+    pub pull: ::core::option::Option<SyncPullResponse>,
+    #[prost(message, optional, tag="2")]
+    pub push: ::core::option::Option<SyncPushResponse>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SyncStatsRequest {
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SyncStatsResponse {
+    /// Rows a push would send now.
+    #[prost(int64, tag="1")]
+    pub cdc_operations: i64,
+    #[prost(int64, tag="2")]
+    pub main_wal_size: i64,
+    #[prost(int64, tag="3")]
+    pub revert_wal_size: i64,
+    /// Unix seconds; 0 when it never happened.
+    #[prost(int64, tag="4")]
+    pub last_pull_unix_time: i64,
+    #[prost(int64, tag="5")]
+    pub last_push_unix_time: i64,
+    #[prost(string, tag="6")]
+    pub revision: ::prost::alloc::string::String,
+    #[prost(int64, tag="7")]
+    pub network_sent_bytes: i64,
+    #[prost(int64, tag="8")]
+    pub network_received_bytes: i64,
+    #[prost(string, tag="9")]
+    pub remote_url: ::prost::alloc::string::String,
+}
 /// ChangeKind is how a path differs from the base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
 #[repr(i32)]
@@ -1029,6 +1095,25 @@ pub struct OpenOptions {
     /// own process sets it instead of starting a process in that directory.
     #[prost(string, tag="7")]
     pub dir: ::prost::alloc::string::String,
+    /// Encryption at rest (README, "Encryption at rest"): the key's bytes
+    /// and the cipher (aes128gcm, aes256gcm, aegis128l, aegis128x2,
+    /// aegis128x4, aegis256, aegis256x2, aegis256x4; empty: the cipher an
+    /// encrypted file names, aegis256 for a new one). The key travels in
+    /// this frame only, never in the engine's arguments or environment.
+    #[prost(bytes="vec", tag="8")]
+    pub encryption_key: ::prost::alloc::vec::Vec<u8>,
+    #[prost(string, tag="9")]
+    pub cipher: ::prost::alloc::string::String,
+    /// Sync remote (docs/SYNC.md): a database that does not exist yet is
+    /// bootstrapped from this URL (http(s)://HOST:PORT/ID of `agentfs serve
+    /// sync` or Turso's sync protocol); an existing one must be synced with
+    /// this URL already.
+    #[prost(string, tag="10")]
+    pub sync_remote_url: ::prost::alloc::string::String,
+    /// Bearer token of the sync remote for this connection's syncs (default:
+    /// the engine's TURSO_DB_AUTH_TOKEN).
+    #[prost(string, tag="11")]
+    pub sync_token: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Hello {

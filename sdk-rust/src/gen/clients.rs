@@ -37,6 +37,14 @@ impl AgentServiceClient {
     pub const LIST_AGENTS: &'static str = "/agentfs.v1.AgentService/ListAgents";
     /// Procedure path of CreateAgent.
     pub const CREATE_AGENT: &'static str = "/agentfs.v1.AgentService/CreateAgent";
+    /// Procedure path of SyncPull.
+    pub const SYNC_PULL: &'static str = "/agentfs.v1.AgentService/SyncPull";
+    /// Procedure path of SyncPush.
+    pub const SYNC_PUSH: &'static str = "/agentfs.v1.AgentService/SyncPush";
+    /// Procedure path of Sync.
+    pub const SYNC: &'static str = "/agentfs.v1.AgentService/Sync";
+    /// Procedure path of SyncStats.
+    pub const SYNC_STATS: &'static str = "/agentfs.v1.AgentService/SyncStats";
 
     /// A client sending its calls through `t`.
     pub fn new(t: Arc<dyn Transport>) -> Self {
@@ -145,6 +153,54 @@ impl AgentServiceClient {
     #[cfg(feature = "tokio")]
     pub async fn create_agent_async(&self, req: &pb::CreateAgentRequest) -> io::Result<pb::CreateAgentResponse> {
         transport::unary_async(&self.t, Self::CREATE_AGENT, req).await
+    }
+
+    /// SyncPull brings the sync remote's changes into the agent; rows both
+    /// sides changed keep this side's version (docs/SYNC.md, "Conflicts").
+    /// FAILED_PRECONDITION when the agent is not set up for sync.
+    pub fn sync_pull(&self, req: &pb::SyncPullRequest) -> io::Result<pb::SyncPullResponse> {
+        transport::unary(&*self.t, Self::SYNC_PULL, req)
+    }
+
+    /// The async form of [`Self::sync_pull`].
+    #[cfg(feature = "tokio")]
+    pub async fn sync_pull_async(&self, req: &pb::SyncPullRequest) -> io::Result<pb::SyncPullResponse> {
+        transport::unary_async(&self.t, Self::SYNC_PULL, req).await
+    }
+
+    /// SyncPush sends the agent's changes to the sync remote (it pulls
+    /// first, so the remote's changes are merged here before).
+    pub fn sync_push(&self, req: &pb::SyncPushRequest) -> io::Result<pb::SyncPushResponse> {
+        transport::unary(&*self.t, Self::SYNC_PUSH, req)
+    }
+
+    /// The async form of [`Self::sync_push`].
+    #[cfg(feature = "tokio")]
+    pub async fn sync_push_async(&self, req: &pb::SyncPushRequest) -> io::Result<pb::SyncPushResponse> {
+        transport::unary_async(&self.t, Self::SYNC_PUSH, req).await
+    }
+
+    /// Sync pulls, then pushes.
+    pub fn sync(&self, req: &pb::SyncRequest) -> io::Result<pb::SyncResponse> {
+        transport::unary(&*self.t, Self::SYNC, req)
+    }
+
+    /// The async form of [`Self::sync`].
+    #[cfg(feature = "tokio")]
+    pub async fn sync_async(&self, req: &pb::SyncRequest) -> io::Result<pb::SyncResponse> {
+        transport::unary_async(&self.t, Self::SYNC, req).await
+    }
+
+    /// SyncStats reports the sync state (the fields of Turso's sync
+    /// statistics, as `agentfs sync ID stats` prints them).
+    pub fn sync_stats(&self, req: &pb::SyncStatsRequest) -> io::Result<pb::SyncStatsResponse> {
+        transport::unary(&*self.t, Self::SYNC_STATS, req)
+    }
+
+    /// The async form of [`Self::sync_stats`].
+    #[cfg(feature = "tokio")]
+    pub async fn sync_stats_async(&self, req: &pb::SyncStatsRequest) -> io::Result<pb::SyncStatsResponse> {
+        transport::unary_async(&self.t, Self::SYNC_STATS, req).await
     }
 }
 

@@ -1417,6 +1417,438 @@ func (x *CreateAgentResponse) GetInfo() *InfoResponse {
 	return nil
 }
 
+type SyncPullRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncPullRequest) Reset() {
+	*x = SyncPullRequest{}
+	mi := &file_agentfs_v1_agent_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncPullRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncPullRequest) ProtoMessage() {}
+
+func (x *SyncPullRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_agent_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncPullRequest.ProtoReflect.Descriptor instead.
+func (*SyncPullRequest) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_agent_proto_rawDescGZIP(), []int{26}
+}
+
+type SyncPullResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The remote's revision the agent is now at (opaque).
+	Revision string `protobuf:"bytes,1,opt,name=revision,proto3" json:"revision,omitempty"`
+	// The remote had changes since the last pull.
+	Changed bool `protobuf:"varint,2,opt,name=changed,proto3" json:"changed,omitempty"`
+	// Rows of the remote applied here.
+	Applied int64 `protobuf:"varint,3,opt,name=applied,proto3" json:"applied,omitempty"`
+	// Rows of the remote not applied: this side changed the same thing.
+	Kept          int64 `protobuf:"varint,4,opt,name=kept,proto3" json:"kept,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncPullResponse) Reset() {
+	*x = SyncPullResponse{}
+	mi := &file_agentfs_v1_agent_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncPullResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncPullResponse) ProtoMessage() {}
+
+func (x *SyncPullResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_agent_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncPullResponse.ProtoReflect.Descriptor instead.
+func (*SyncPullResponse) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_agent_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *SyncPullResponse) GetRevision() string {
+	if x != nil {
+		return x.Revision
+	}
+	return ""
+}
+
+func (x *SyncPullResponse) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+func (x *SyncPullResponse) GetApplied() int64 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
+func (x *SyncPullResponse) GetKept() int64 {
+	if x != nil {
+		return x.Kept
+	}
+	return 0
+}
+
+type SyncPushRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncPushRequest) Reset() {
+	*x = SyncPushRequest{}
+	mi := &file_agentfs_v1_agent_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncPushRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncPushRequest) ProtoMessage() {}
+
+func (x *SyncPushRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_agent_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncPushRequest.ProtoReflect.Descriptor instead.
+func (*SyncPushRequest) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_agent_proto_rawDescGZIP(), []int{28}
+}
+
+type SyncPushResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Rows sent (0: nothing to push).
+	Rows int64 `protobuf:"varint,1,opt,name=rows,proto3" json:"rows,omitempty"`
+	// The remote's revision after the push.
+	Revision      string `protobuf:"bytes,2,opt,name=revision,proto3" json:"revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncPushResponse) Reset() {
+	*x = SyncPushResponse{}
+	mi := &file_agentfs_v1_agent_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncPushResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncPushResponse) ProtoMessage() {}
+
+func (x *SyncPushResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_agent_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncPushResponse.ProtoReflect.Descriptor instead.
+func (*SyncPushResponse) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_agent_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *SyncPushResponse) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *SyncPushResponse) GetRevision() string {
+	if x != nil {
+		return x.Revision
+	}
+	return ""
+}
+
+type SyncRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncRequest) Reset() {
+	*x = SyncRequest{}
+	mi := &file_agentfs_v1_agent_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncRequest) ProtoMessage() {}
+
+func (x *SyncRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_agent_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncRequest.ProtoReflect.Descriptor instead.
+func (*SyncRequest) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_agent_proto_rawDescGZIP(), []int{30}
+}
+
+type SyncResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pull          *SyncPullResponse      `protobuf:"bytes,1,opt,name=pull,proto3" json:"pull,omitempty"`
+	Push          *SyncPushResponse      `protobuf:"bytes,2,opt,name=push,proto3" json:"push,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncResponse) Reset() {
+	*x = SyncResponse{}
+	mi := &file_agentfs_v1_agent_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncResponse) ProtoMessage() {}
+
+func (x *SyncResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_agent_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncResponse.ProtoReflect.Descriptor instead.
+func (*SyncResponse) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_agent_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *SyncResponse) GetPull() *SyncPullResponse {
+	if x != nil {
+		return x.Pull
+	}
+	return nil
+}
+
+func (x *SyncResponse) GetPush() *SyncPushResponse {
+	if x != nil {
+		return x.Push
+	}
+	return nil
+}
+
+type SyncStatsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncStatsRequest) Reset() {
+	*x = SyncStatsRequest{}
+	mi := &file_agentfs_v1_agent_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncStatsRequest) ProtoMessage() {}
+
+func (x *SyncStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_agent_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncStatsRequest.ProtoReflect.Descriptor instead.
+func (*SyncStatsRequest) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_agent_proto_rawDescGZIP(), []int{32}
+}
+
+type SyncStatsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Rows a push would send now.
+	CdcOperations int64 `protobuf:"varint,1,opt,name=cdc_operations,json=cdcOperations,proto3" json:"cdc_operations,omitempty"`
+	MainWalSize   int64 `protobuf:"varint,2,opt,name=main_wal_size,json=mainWalSize,proto3" json:"main_wal_size,omitempty"`
+	RevertWalSize int64 `protobuf:"varint,3,opt,name=revert_wal_size,json=revertWalSize,proto3" json:"revert_wal_size,omitempty"`
+	// Unix seconds; 0 when it never happened.
+	LastPullUnixTime     int64  `protobuf:"varint,4,opt,name=last_pull_unix_time,json=lastPullUnixTime,proto3" json:"last_pull_unix_time,omitempty"`
+	LastPushUnixTime     int64  `protobuf:"varint,5,opt,name=last_push_unix_time,json=lastPushUnixTime,proto3" json:"last_push_unix_time,omitempty"`
+	Revision             string `protobuf:"bytes,6,opt,name=revision,proto3" json:"revision,omitempty"`
+	NetworkSentBytes     int64  `protobuf:"varint,7,opt,name=network_sent_bytes,json=networkSentBytes,proto3" json:"network_sent_bytes,omitempty"`
+	NetworkReceivedBytes int64  `protobuf:"varint,8,opt,name=network_received_bytes,json=networkReceivedBytes,proto3" json:"network_received_bytes,omitempty"`
+	RemoteUrl            string `protobuf:"bytes,9,opt,name=remote_url,json=remoteUrl,proto3" json:"remote_url,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *SyncStatsResponse) Reset() {
+	*x = SyncStatsResponse{}
+	mi := &file_agentfs_v1_agent_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncStatsResponse) ProtoMessage() {}
+
+func (x *SyncStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_agent_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncStatsResponse.ProtoReflect.Descriptor instead.
+func (*SyncStatsResponse) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_agent_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *SyncStatsResponse) GetCdcOperations() int64 {
+	if x != nil {
+		return x.CdcOperations
+	}
+	return 0
+}
+
+func (x *SyncStatsResponse) GetMainWalSize() int64 {
+	if x != nil {
+		return x.MainWalSize
+	}
+	return 0
+}
+
+func (x *SyncStatsResponse) GetRevertWalSize() int64 {
+	if x != nil {
+		return x.RevertWalSize
+	}
+	return 0
+}
+
+func (x *SyncStatsResponse) GetLastPullUnixTime() int64 {
+	if x != nil {
+		return x.LastPullUnixTime
+	}
+	return 0
+}
+
+func (x *SyncStatsResponse) GetLastPushUnixTime() int64 {
+	if x != nil {
+		return x.LastPushUnixTime
+	}
+	return 0
+}
+
+func (x *SyncStatsResponse) GetRevision() string {
+	if x != nil {
+		return x.Revision
+	}
+	return ""
+}
+
+func (x *SyncStatsResponse) GetNetworkSentBytes() int64 {
+	if x != nil {
+		return x.NetworkSentBytes
+	}
+	return 0
+}
+
+func (x *SyncStatsResponse) GetNetworkReceivedBytes() int64 {
+	if x != nil {
+		return x.NetworkReceivedBytes
+	}
+	return 0
+}
+
+func (x *SyncStatsResponse) GetRemoteUrl() string {
+	if x != nil {
+		return x.RemoteUrl
+	}
+	return ""
+}
+
 var File_agentfs_v1_agent_proto protoreflect.FileDescriptor
 
 const file_agentfs_v1_agent_proto_rawDesc = "" +
@@ -1494,13 +1926,39 @@ const file_agentfs_v1_agent_proto_rawDesc = "" +
 	"chunk_size\x18\x02 \x01(\x03R\tchunkSize\x12\x19\n" +
 	"\bexist_ok\x18\x03 \x01(\bR\aexistOk\"C\n" +
 	"\x13CreateAgentResponse\x12,\n" +
-	"\x04info\x18\x01 \x01(\v2\x18.agentfs.v1.InfoResponseR\x04info*s\n" +
+	"\x04info\x18\x01 \x01(\v2\x18.agentfs.v1.InfoResponseR\x04info\"\x11\n" +
+	"\x0fSyncPullRequest\"v\n" +
+	"\x10SyncPullResponse\x12\x1a\n" +
+	"\brevision\x18\x01 \x01(\tR\brevision\x12\x18\n" +
+	"\achanged\x18\x02 \x01(\bR\achanged\x12\x18\n" +
+	"\aapplied\x18\x03 \x01(\x03R\aapplied\x12\x12\n" +
+	"\x04kept\x18\x04 \x01(\x03R\x04kept\"\x11\n" +
+	"\x0fSyncPushRequest\"B\n" +
+	"\x10SyncPushResponse\x12\x12\n" +
+	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12\x1a\n" +
+	"\brevision\x18\x02 \x01(\tR\brevision\"\r\n" +
+	"\vSyncRequest\"r\n" +
+	"\fSyncResponse\x120\n" +
+	"\x04pull\x18\x01 \x01(\v2\x1c.agentfs.v1.SyncPullResponseR\x04pull\x120\n" +
+	"\x04push\x18\x02 \x01(\v2\x1c.agentfs.v1.SyncPushResponseR\x04push\"\x12\n" +
+	"\x10SyncStatsRequest\"\x83\x03\n" +
+	"\x11SyncStatsResponse\x12%\n" +
+	"\x0ecdc_operations\x18\x01 \x01(\x03R\rcdcOperations\x12\"\n" +
+	"\rmain_wal_size\x18\x02 \x01(\x03R\vmainWalSize\x12&\n" +
+	"\x0frevert_wal_size\x18\x03 \x01(\x03R\rrevertWalSize\x12-\n" +
+	"\x13last_pull_unix_time\x18\x04 \x01(\x03R\x10lastPullUnixTime\x12-\n" +
+	"\x13last_push_unix_time\x18\x05 \x01(\x03R\x10lastPushUnixTime\x12\x1a\n" +
+	"\brevision\x18\x06 \x01(\tR\brevision\x12,\n" +
+	"\x12network_sent_bytes\x18\a \x01(\x03R\x10networkSentBytes\x124\n" +
+	"\x16network_received_bytes\x18\b \x01(\x03R\x14networkReceivedBytes\x12\x1d\n" +
+	"\n" +
+	"remote_url\x18\t \x01(\tR\tremoteUrl*s\n" +
 	"\n" +
 	"ChangeKind\x12\x1b\n" +
 	"\x17CHANGE_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CHANGE_KIND_ADDED\x10\x01\x12\x18\n" +
 	"\x14CHANGE_KIND_MODIFIED\x10\x02\x12\x17\n" +
-	"\x13CHANGE_KIND_DELETED\x10\x032\xf2\x05\n" +
+	"\x13CHANGE_KIND_DELETED\x10\x032\x85\b\n" +
 	"\fAgentService\x129\n" +
 	"\x04Info\x12\x17.agentfs.v1.InfoRequest\x1a\x18.agentfs.v1.InfoResponse\x12W\n" +
 	"\x0eCreateSnapshot\x12!.agentfs.v1.CreateSnapshotRequest\x1a\".agentfs.v1.CreateSnapshotResponse\x12T\n" +
@@ -1513,7 +1971,11 @@ const file_agentfs_v1_agent_proto_rawDesc = "" +
 	"\x04Diff\x12\x17.agentfs.v1.DiffRequest\x1a\x18.agentfs.v1.DiffResponse\x12K\n" +
 	"\n" +
 	"ListAgents\x12\x1d.agentfs.v1.ListAgentsRequest\x1a\x1e.agentfs.v1.ListAgentsResponse\x12N\n" +
-	"\vCreateAgent\x12\x1e.agentfs.v1.CreateAgentRequest\x1a\x1f.agentfs.v1.CreateAgentResponseB\xa2\x01\n" +
+	"\vCreateAgent\x12\x1e.agentfs.v1.CreateAgentRequest\x1a\x1f.agentfs.v1.CreateAgentResponse\x12E\n" +
+	"\bSyncPull\x12\x1b.agentfs.v1.SyncPullRequest\x1a\x1c.agentfs.v1.SyncPullResponse\x12E\n" +
+	"\bSyncPush\x12\x1b.agentfs.v1.SyncPushRequest\x1a\x1c.agentfs.v1.SyncPushResponse\x129\n" +
+	"\x04Sync\x12\x17.agentfs.v1.SyncRequest\x1a\x18.agentfs.v1.SyncResponse\x12H\n" +
+	"\tSyncStats\x12\x1c.agentfs.v1.SyncStatsRequest\x1a\x1d.agentfs.v1.SyncStatsResponseB\xa2\x01\n" +
 	"\x0ecom.agentfs.v1B\n" +
 	"AgentProtoP\x01Z;github.com/agentfs-go/agentfs/core/api/agentfs/v1;agentfsv1\xa2\x02\x03AXX\xaa\x02\n" +
 	"Agentfs.V1\xca\x02\n" +
@@ -1532,7 +1994,7 @@ func file_agentfs_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_agentfs_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agentfs_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_agentfs_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_agentfs_v1_agent_proto_goTypes = []any{
 	(ChangeKind)(0),                 // 0: agentfs.v1.ChangeKind
 	(*InfoRequest)(nil),             // 1: agentfs.v1.InfoRequest
@@ -1561,6 +2023,14 @@ var file_agentfs_v1_agent_proto_goTypes = []any{
 	(*ListAgentsResponse)(nil),      // 24: agentfs.v1.ListAgentsResponse
 	(*CreateAgentRequest)(nil),      // 25: agentfs.v1.CreateAgentRequest
 	(*CreateAgentResponse)(nil),     // 26: agentfs.v1.CreateAgentResponse
+	(*SyncPullRequest)(nil),         // 27: agentfs.v1.SyncPullRequest
+	(*SyncPullResponse)(nil),        // 28: agentfs.v1.SyncPullResponse
+	(*SyncPushRequest)(nil),         // 29: agentfs.v1.SyncPushRequest
+	(*SyncPushResponse)(nil),        // 30: agentfs.v1.SyncPushResponse
+	(*SyncRequest)(nil),             // 31: agentfs.v1.SyncRequest
+	(*SyncResponse)(nil),            // 32: agentfs.v1.SyncResponse
+	(*SyncStatsRequest)(nil),        // 33: agentfs.v1.SyncStatsRequest
+	(*SyncStatsResponse)(nil),       // 34: agentfs.v1.SyncStatsResponse
 }
 var file_agentfs_v1_agent_proto_depIdxs = []int32{
 	3,  // 0: agentfs.v1.CreateSnapshotResponse.snapshot:type_name -> agentfs.v1.Snapshot
@@ -1573,31 +2043,41 @@ var file_agentfs_v1_agent_proto_depIdxs = []int32{
 	19, // 7: agentfs.v1.DiffResponse.changes:type_name -> agentfs.v1.Change
 	22, // 8: agentfs.v1.ListAgentsResponse.agents:type_name -> agentfs.v1.AgentSummary
 	2,  // 9: agentfs.v1.CreateAgentResponse.info:type_name -> agentfs.v1.InfoResponse
-	1,  // 10: agentfs.v1.AgentService.Info:input_type -> agentfs.v1.InfoRequest
-	4,  // 11: agentfs.v1.AgentService.CreateSnapshot:input_type -> agentfs.v1.CreateSnapshotRequest
-	6,  // 12: agentfs.v1.AgentService.ListSnapshots:input_type -> agentfs.v1.ListSnapshotsRequest
-	8,  // 13: agentfs.v1.AgentService.RestoreSnapshot:input_type -> agentfs.v1.RestoreSnapshotRequest
-	12, // 14: agentfs.v1.AgentService.Query:input_type -> agentfs.v1.QueryRequest
-	15, // 15: agentfs.v1.AgentService.Fsck:input_type -> agentfs.v1.FsckRequest
-	17, // 16: agentfs.v1.AgentService.Checkpoint:input_type -> agentfs.v1.CheckpointRequest
-	20, // 17: agentfs.v1.AgentService.Diff:input_type -> agentfs.v1.DiffRequest
-	23, // 18: agentfs.v1.AgentService.ListAgents:input_type -> agentfs.v1.ListAgentsRequest
-	25, // 19: agentfs.v1.AgentService.CreateAgent:input_type -> agentfs.v1.CreateAgentRequest
-	2,  // 20: agentfs.v1.AgentService.Info:output_type -> agentfs.v1.InfoResponse
-	5,  // 21: agentfs.v1.AgentService.CreateSnapshot:output_type -> agentfs.v1.CreateSnapshotResponse
-	7,  // 22: agentfs.v1.AgentService.ListSnapshots:output_type -> agentfs.v1.ListSnapshotsResponse
-	9,  // 23: agentfs.v1.AgentService.RestoreSnapshot:output_type -> agentfs.v1.RestoreSnapshotResponse
-	13, // 24: agentfs.v1.AgentService.Query:output_type -> agentfs.v1.QueryResponse
-	16, // 25: agentfs.v1.AgentService.Fsck:output_type -> agentfs.v1.FsckResponse
-	18, // 26: agentfs.v1.AgentService.Checkpoint:output_type -> agentfs.v1.CheckpointResponse
-	21, // 27: agentfs.v1.AgentService.Diff:output_type -> agentfs.v1.DiffResponse
-	24, // 28: agentfs.v1.AgentService.ListAgents:output_type -> agentfs.v1.ListAgentsResponse
-	26, // 29: agentfs.v1.AgentService.CreateAgent:output_type -> agentfs.v1.CreateAgentResponse
-	20, // [20:30] is the sub-list for method output_type
-	10, // [10:20] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	28, // 10: agentfs.v1.SyncResponse.pull:type_name -> agentfs.v1.SyncPullResponse
+	30, // 11: agentfs.v1.SyncResponse.push:type_name -> agentfs.v1.SyncPushResponse
+	1,  // 12: agentfs.v1.AgentService.Info:input_type -> agentfs.v1.InfoRequest
+	4,  // 13: agentfs.v1.AgentService.CreateSnapshot:input_type -> agentfs.v1.CreateSnapshotRequest
+	6,  // 14: agentfs.v1.AgentService.ListSnapshots:input_type -> agentfs.v1.ListSnapshotsRequest
+	8,  // 15: agentfs.v1.AgentService.RestoreSnapshot:input_type -> agentfs.v1.RestoreSnapshotRequest
+	12, // 16: agentfs.v1.AgentService.Query:input_type -> agentfs.v1.QueryRequest
+	15, // 17: agentfs.v1.AgentService.Fsck:input_type -> agentfs.v1.FsckRequest
+	17, // 18: agentfs.v1.AgentService.Checkpoint:input_type -> agentfs.v1.CheckpointRequest
+	20, // 19: agentfs.v1.AgentService.Diff:input_type -> agentfs.v1.DiffRequest
+	23, // 20: agentfs.v1.AgentService.ListAgents:input_type -> agentfs.v1.ListAgentsRequest
+	25, // 21: agentfs.v1.AgentService.CreateAgent:input_type -> agentfs.v1.CreateAgentRequest
+	27, // 22: agentfs.v1.AgentService.SyncPull:input_type -> agentfs.v1.SyncPullRequest
+	29, // 23: agentfs.v1.AgentService.SyncPush:input_type -> agentfs.v1.SyncPushRequest
+	31, // 24: agentfs.v1.AgentService.Sync:input_type -> agentfs.v1.SyncRequest
+	33, // 25: agentfs.v1.AgentService.SyncStats:input_type -> agentfs.v1.SyncStatsRequest
+	2,  // 26: agentfs.v1.AgentService.Info:output_type -> agentfs.v1.InfoResponse
+	5,  // 27: agentfs.v1.AgentService.CreateSnapshot:output_type -> agentfs.v1.CreateSnapshotResponse
+	7,  // 28: agentfs.v1.AgentService.ListSnapshots:output_type -> agentfs.v1.ListSnapshotsResponse
+	9,  // 29: agentfs.v1.AgentService.RestoreSnapshot:output_type -> agentfs.v1.RestoreSnapshotResponse
+	13, // 30: agentfs.v1.AgentService.Query:output_type -> agentfs.v1.QueryResponse
+	16, // 31: agentfs.v1.AgentService.Fsck:output_type -> agentfs.v1.FsckResponse
+	18, // 32: agentfs.v1.AgentService.Checkpoint:output_type -> agentfs.v1.CheckpointResponse
+	21, // 33: agentfs.v1.AgentService.Diff:output_type -> agentfs.v1.DiffResponse
+	24, // 34: agentfs.v1.AgentService.ListAgents:output_type -> agentfs.v1.ListAgentsResponse
+	26, // 35: agentfs.v1.AgentService.CreateAgent:output_type -> agentfs.v1.CreateAgentResponse
+	28, // 36: agentfs.v1.AgentService.SyncPull:output_type -> agentfs.v1.SyncPullResponse
+	30, // 37: agentfs.v1.AgentService.SyncPush:output_type -> agentfs.v1.SyncPushResponse
+	32, // 38: agentfs.v1.AgentService.Sync:output_type -> agentfs.v1.SyncResponse
+	34, // 39: agentfs.v1.AgentService.SyncStats:output_type -> agentfs.v1.SyncStatsResponse
+	26, // [26:40] is the sub-list for method output_type
+	12, // [12:26] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_agentfs_v1_agent_proto_init() }
@@ -1618,7 +2098,7 @@ func file_agentfs_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentfs_v1_agent_proto_rawDesc), len(file_agentfs_v1_agent_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

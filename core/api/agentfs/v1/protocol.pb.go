@@ -230,7 +230,22 @@ type OpenOptions struct {
 	// The directory an id and a relative path resolve in (default: the
 	// engine's working directory). A client that loads the engine into its
 	// own process sets it instead of starting a process in that directory.
-	Dir           string `protobuf:"bytes,7,opt,name=dir,proto3" json:"dir,omitempty"`
+	Dir string `protobuf:"bytes,7,opt,name=dir,proto3" json:"dir,omitempty"`
+	// Encryption at rest (README, "Encryption at rest"): the key's bytes
+	// and the cipher (aes128gcm, aes256gcm, aegis128l, aegis128x2,
+	// aegis128x4, aegis256, aegis256x2, aegis256x4; empty: the cipher an
+	// encrypted file names, aegis256 for a new one). The key travels in
+	// this frame only, never in the engine's arguments or environment.
+	EncryptionKey []byte `protobuf:"bytes,8,opt,name=encryption_key,json=encryptionKey,proto3" json:"encryption_key,omitempty"`
+	Cipher        string `protobuf:"bytes,9,opt,name=cipher,proto3" json:"cipher,omitempty"`
+	// Sync remote (docs/SYNC.md): a database that does not exist yet is
+	// bootstrapped from this URL (http(s)://HOST:PORT/ID of `agentfs serve
+	// sync` or Turso's sync protocol); an existing one must be synced with
+	// this URL already.
+	SyncRemoteUrl string `protobuf:"bytes,10,opt,name=sync_remote_url,json=syncRemoteUrl,proto3" json:"sync_remote_url,omitempty"`
+	// Bearer token of the sync remote for this connection's syncs (default:
+	// the engine's TURSO_DB_AUTH_TOKEN).
+	SyncToken     string `protobuf:"bytes,11,opt,name=sync_token,json=syncToken,proto3" json:"sync_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -310,6 +325,34 @@ func (x *OpenOptions) GetDurability() string {
 func (x *OpenOptions) GetDir() string {
 	if x != nil {
 		return x.Dir
+	}
+	return ""
+}
+
+func (x *OpenOptions) GetEncryptionKey() []byte {
+	if x != nil {
+		return x.EncryptionKey
+	}
+	return nil
+}
+
+func (x *OpenOptions) GetCipher() string {
+	if x != nil {
+		return x.Cipher
+	}
+	return ""
+}
+
+func (x *OpenOptions) GetSyncRemoteUrl() string {
+	if x != nil {
+		return x.SyncRemoteUrl
+	}
+	return ""
+}
+
+func (x *OpenOptions) GetSyncToken() string {
+	if x != nil {
+		return x.SyncToken
 	}
 	return ""
 }
@@ -712,7 +755,7 @@ const file_agentfs_v1_protocol_proto_rawDesc = "" +
 	"\x04ping\x18\a \x01(\v2\x10.agentfs.v1.PingH\x00R\x04ping\x12&\n" +
 	"\x04pong\x18\b \x01(\v2\x10.agentfs.v1.PongH\x00R\x04pong\x122\n" +
 	"\bshutdown\x18\t \x01(\v2\x14.agentfs.v1.ShutdownH\x00R\bshutdownB\x06\n" +
-	"\x04body\"\xbc\x01\n" +
+	"\x04body\"\xc2\x02\n" +
 	"\vOpenOptions\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1b\n" +
@@ -723,7 +766,13 @@ const file_agentfs_v1_protocol_proto_rawDesc = "" +
 	"\n" +
 	"durability\x18\x06 \x01(\tR\n" +
 	"durability\x12\x10\n" +
-	"\x03dir\x18\a \x01(\tR\x03dir\"\x9a\x01\n" +
+	"\x03dir\x18\a \x01(\tR\x03dir\x12%\n" +
+	"\x0eencryption_key\x18\b \x01(\fR\rencryptionKey\x12\x16\n" +
+	"\x06cipher\x18\t \x01(\tR\x06cipher\x12&\n" +
+	"\x0fsync_remote_url\x18\n" +
+	" \x01(\tR\rsyncRemoteUrl\x12\x1d\n" +
+	"\n" +
+	"sync_token\x18\v \x01(\tR\tsyncToken\"\x9a\x01\n" +
 	"\x05Hello\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x12+\n" +

@@ -207,3 +207,69 @@ class CreateAgentResponse(_message.Message):
     INFO_FIELD_NUMBER: _ClassVar[int]
     info: InfoResponse
     def __init__(self, info: _Optional[_Union[InfoResponse, _Mapping]] = ...) -> None: ...
+
+class SyncPullRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SyncPullResponse(_message.Message):
+    __slots__ = ("revision", "changed", "applied", "kept")
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    KEPT_FIELD_NUMBER: _ClassVar[int]
+    revision: str
+    changed: bool
+    applied: int
+    kept: int
+    def __init__(self, revision: _Optional[str] = ..., changed: _Optional[bool] = ..., applied: _Optional[int] = ..., kept: _Optional[int] = ...) -> None: ...
+
+class SyncPushRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SyncPushResponse(_message.Message):
+    __slots__ = ("rows", "revision")
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    rows: int
+    revision: str
+    def __init__(self, rows: _Optional[int] = ..., revision: _Optional[str] = ...) -> None: ...
+
+class SyncRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SyncResponse(_message.Message):
+    __slots__ = ("pull", "push")
+    PULL_FIELD_NUMBER: _ClassVar[int]
+    PUSH_FIELD_NUMBER: _ClassVar[int]
+    pull: SyncPullResponse
+    push: SyncPushResponse
+    def __init__(self, pull: _Optional[_Union[SyncPullResponse, _Mapping]] = ..., push: _Optional[_Union[SyncPushResponse, _Mapping]] = ...) -> None: ...
+
+class SyncStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SyncStatsResponse(_message.Message):
+    __slots__ = ("cdc_operations", "main_wal_size", "revert_wal_size", "last_pull_unix_time", "last_push_unix_time", "revision", "network_sent_bytes", "network_received_bytes", "remote_url")
+    CDC_OPERATIONS_FIELD_NUMBER: _ClassVar[int]
+    MAIN_WAL_SIZE_FIELD_NUMBER: _ClassVar[int]
+    REVERT_WAL_SIZE_FIELD_NUMBER: _ClassVar[int]
+    LAST_PULL_UNIX_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_PUSH_UNIX_TIME_FIELD_NUMBER: _ClassVar[int]
+    REVISION_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_SENT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_RECEIVED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_URL_FIELD_NUMBER: _ClassVar[int]
+    cdc_operations: int
+    main_wal_size: int
+    revert_wal_size: int
+    last_pull_unix_time: int
+    last_push_unix_time: int
+    revision: str
+    network_sent_bytes: int
+    network_received_bytes: int
+    remote_url: str
+    def __init__(self, cdc_operations: _Optional[int] = ..., main_wal_size: _Optional[int] = ..., revert_wal_size: _Optional[int] = ..., last_pull_unix_time: _Optional[int] = ..., last_push_unix_time: _Optional[int] = ..., revision: _Optional[str] = ..., network_sent_bytes: _Optional[int] = ..., network_received_bytes: _Optional[int] = ..., remote_url: _Optional[str] = ...) -> None: ...

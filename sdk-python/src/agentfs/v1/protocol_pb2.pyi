@@ -30,7 +30,7 @@ class Frame(_message.Message):
     def __init__(self, id: _Optional[int] = ..., hello: _Optional[_Union[Hello, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., call: _Optional[_Union[Call, _Mapping]] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., cancel: _Optional[_Union[Cancel, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ...) -> None: ...
 
 class OpenOptions(_message.Message):
-    __slots__ = ("id", "path", "no_create", "read_only", "chunk_size", "durability", "dir")
+    __slots__ = ("id", "path", "no_create", "read_only", "chunk_size", "durability", "dir", "encryption_key", "cipher", "sync_remote_url", "sync_token")
     ID_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     NO_CREATE_FIELD_NUMBER: _ClassVar[int]
@@ -38,6 +38,10 @@ class OpenOptions(_message.Message):
     CHUNK_SIZE_FIELD_NUMBER: _ClassVar[int]
     DURABILITY_FIELD_NUMBER: _ClassVar[int]
     DIR_FIELD_NUMBER: _ClassVar[int]
+    ENCRYPTION_KEY_FIELD_NUMBER: _ClassVar[int]
+    CIPHER_FIELD_NUMBER: _ClassVar[int]
+    SYNC_REMOTE_URL_FIELD_NUMBER: _ClassVar[int]
+    SYNC_TOKEN_FIELD_NUMBER: _ClassVar[int]
     id: str
     path: str
     no_create: bool
@@ -45,7 +49,11 @@ class OpenOptions(_message.Message):
     chunk_size: int
     durability: str
     dir: str
-    def __init__(self, id: _Optional[str] = ..., path: _Optional[str] = ..., no_create: _Optional[bool] = ..., read_only: _Optional[bool] = ..., chunk_size: _Optional[int] = ..., durability: _Optional[str] = ..., dir: _Optional[str] = ...) -> None: ...
+    encryption_key: bytes
+    cipher: str
+    sync_remote_url: str
+    sync_token: str
+    def __init__(self, id: _Optional[str] = ..., path: _Optional[str] = ..., no_create: _Optional[bool] = ..., read_only: _Optional[bool] = ..., chunk_size: _Optional[int] = ..., durability: _Optional[str] = ..., dir: _Optional[str] = ..., encryption_key: _Optional[bytes] = ..., cipher: _Optional[str] = ..., sync_remote_url: _Optional[str] = ..., sync_token: _Optional[str] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("protocol_version", "client", "open", "heartbeat_ms")

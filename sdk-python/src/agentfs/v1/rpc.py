@@ -79,6 +79,29 @@ class AgentServiceClient:
     def create_agent(self, request: _agent_pb2.CreateAgentRequest) -> _agent_pb2.CreateAgentResponse:
         return self._t.unary("/agentfs.v1.AgentService/CreateAgent", request, _agent_pb2.CreateAgentResponse)
 
+    def sync_pull(self, request: _agent_pb2.SyncPullRequest) -> _agent_pb2.SyncPullResponse:
+        """SyncPull brings the sync remote's changes into the agent; rows both
+        sides changed keep this side's version (docs/SYNC.md, "Conflicts").
+        FAILED_PRECONDITION when the agent is not set up for sync.
+        """
+        return self._t.unary("/agentfs.v1.AgentService/SyncPull", request, _agent_pb2.SyncPullResponse)
+
+    def sync_push(self, request: _agent_pb2.SyncPushRequest) -> _agent_pb2.SyncPushResponse:
+        """SyncPush sends the agent's changes to the sync remote (it pulls
+        first, so the remote's changes are merged here before).
+        """
+        return self._t.unary("/agentfs.v1.AgentService/SyncPush", request, _agent_pb2.SyncPushResponse)
+
+    def sync(self, request: _agent_pb2.SyncRequest) -> _agent_pb2.SyncResponse:
+        """Sync pulls, then pushes."""
+        return self._t.unary("/agentfs.v1.AgentService/Sync", request, _agent_pb2.SyncResponse)
+
+    def sync_stats(self, request: _agent_pb2.SyncStatsRequest) -> _agent_pb2.SyncStatsResponse:
+        """SyncStats reports the sync state (the fields of Turso's sync
+        statistics, as `agentfs sync ID stats` prints them).
+        """
+        return self._t.unary("/agentfs.v1.AgentService/SyncStats", request, _agent_pb2.SyncStatsResponse)
+
 
 class AsyncAgentServiceClient:
     """AgentService administers agent databases: information, snapshots,
@@ -125,6 +148,29 @@ class AsyncAgentServiceClient:
 
     async def create_agent(self, request: _agent_pb2.CreateAgentRequest) -> _agent_pb2.CreateAgentResponse:
         return await self._t.unary_async("/agentfs.v1.AgentService/CreateAgent", request, _agent_pb2.CreateAgentResponse)
+
+    async def sync_pull(self, request: _agent_pb2.SyncPullRequest) -> _agent_pb2.SyncPullResponse:
+        """SyncPull brings the sync remote's changes into the agent; rows both
+        sides changed keep this side's version (docs/SYNC.md, "Conflicts").
+        FAILED_PRECONDITION when the agent is not set up for sync.
+        """
+        return await self._t.unary_async("/agentfs.v1.AgentService/SyncPull", request, _agent_pb2.SyncPullResponse)
+
+    async def sync_push(self, request: _agent_pb2.SyncPushRequest) -> _agent_pb2.SyncPushResponse:
+        """SyncPush sends the agent's changes to the sync remote (it pulls
+        first, so the remote's changes are merged here before).
+        """
+        return await self._t.unary_async("/agentfs.v1.AgentService/SyncPush", request, _agent_pb2.SyncPushResponse)
+
+    async def sync(self, request: _agent_pb2.SyncRequest) -> _agent_pb2.SyncResponse:
+        """Sync pulls, then pushes."""
+        return await self._t.unary_async("/agentfs.v1.AgentService/Sync", request, _agent_pb2.SyncResponse)
+
+    async def sync_stats(self, request: _agent_pb2.SyncStatsRequest) -> _agent_pb2.SyncStatsResponse:
+        """SyncStats reports the sync state (the fields of Turso's sync
+        statistics, as `agentfs sync ID stats` prints them).
+        """
+        return await self._t.unary_async("/agentfs.v1.AgentService/SyncStats", request, _agent_pb2.SyncStatsResponse)
 
 
 class FilesystemServiceClient:

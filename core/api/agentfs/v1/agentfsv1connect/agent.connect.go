@@ -57,6 +57,14 @@ const (
 	// AgentServiceCreateAgentProcedure is the fully-qualified name of the AgentService's CreateAgent
 	// RPC.
 	AgentServiceCreateAgentProcedure = "/agentfs.v1.AgentService/CreateAgent"
+	// AgentServiceSyncPullProcedure is the fully-qualified name of the AgentService's SyncPull RPC.
+	AgentServiceSyncPullProcedure = "/agentfs.v1.AgentService/SyncPull"
+	// AgentServiceSyncPushProcedure is the fully-qualified name of the AgentService's SyncPush RPC.
+	AgentServiceSyncPushProcedure = "/agentfs.v1.AgentService/SyncPush"
+	// AgentServiceSyncProcedure is the fully-qualified name of the AgentService's Sync RPC.
+	AgentServiceSyncProcedure = "/agentfs.v1.AgentService/Sync"
+	// AgentServiceSyncStatsProcedure is the fully-qualified name of the AgentService's SyncStats RPC.
+	AgentServiceSyncStatsProcedure = "/agentfs.v1.AgentService/SyncStats"
 )
 
 // AgentServiceClient is a client for the agentfs.v1.AgentService service.
@@ -75,6 +83,18 @@ type AgentServiceClient interface {
 	Diff(context.Context, *v1.DiffRequest) (*v1.DiffResponse, error)
 	ListAgents(context.Context, *v1.ListAgentsRequest) (*v1.ListAgentsResponse, error)
 	CreateAgent(context.Context, *v1.CreateAgentRequest) (*v1.CreateAgentResponse, error)
+	// SyncPull brings the sync remote's changes into the agent; rows both
+	// sides changed keep this side's version (docs/SYNC.md, "Conflicts").
+	// FAILED_PRECONDITION when the agent is not set up for sync.
+	SyncPull(context.Context, *v1.SyncPullRequest) (*v1.SyncPullResponse, error)
+	// SyncPush sends the agent's changes to the sync remote (it pulls
+	// first, so the remote's changes are merged here before).
+	SyncPush(context.Context, *v1.SyncPushRequest) (*v1.SyncPushResponse, error)
+	// Sync pulls, then pushes.
+	Sync(context.Context, *v1.SyncRequest) (*v1.SyncResponse, error)
+	// SyncStats reports the sync state (the fields of Turso's sync
+	// statistics, as `agentfs sync ID stats` prints them).
+	SyncStats(context.Context, *v1.SyncStatsRequest) (*v1.SyncStatsResponse, error)
 }
 
 // NewAgentServiceClient constructs a client for the agentfs.v1.AgentService service. By default, it
@@ -148,6 +168,30 @@ func NewAgentServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(agentServiceMethods.ByName("CreateAgent")),
 			connect.WithClientOptions(opts...),
 		),
+		syncPull: connect.NewClient[v1.SyncPullRequest, v1.SyncPullResponse](
+			httpClient,
+			baseURL+AgentServiceSyncPullProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("SyncPull")),
+			connect.WithClientOptions(opts...),
+		),
+		syncPush: connect.NewClient[v1.SyncPushRequest, v1.SyncPushResponse](
+			httpClient,
+			baseURL+AgentServiceSyncPushProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("SyncPush")),
+			connect.WithClientOptions(opts...),
+		),
+		sync: connect.NewClient[v1.SyncRequest, v1.SyncResponse](
+			httpClient,
+			baseURL+AgentServiceSyncProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("Sync")),
+			connect.WithClientOptions(opts...),
+		),
+		syncStats: connect.NewClient[v1.SyncStatsRequest, v1.SyncStatsResponse](
+			httpClient,
+			baseURL+AgentServiceSyncStatsProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("SyncStats")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -163,6 +207,10 @@ type agentServiceClient struct {
 	diff            *connect.Client[v1.DiffRequest, v1.DiffResponse]
 	listAgents      *connect.Client[v1.ListAgentsRequest, v1.ListAgentsResponse]
 	createAgent     *connect.Client[v1.CreateAgentRequest, v1.CreateAgentResponse]
+	syncPull        *connect.Client[v1.SyncPullRequest, v1.SyncPullResponse]
+	syncPush        *connect.Client[v1.SyncPushRequest, v1.SyncPushResponse]
+	sync            *connect.Client[v1.SyncRequest, v1.SyncResponse]
+	syncStats       *connect.Client[v1.SyncStatsRequest, v1.SyncStatsResponse]
 }
 
 // Info calls agentfs.v1.AgentService.Info.
@@ -255,6 +303,42 @@ func (c *agentServiceClient) CreateAgent(ctx context.Context, req *v1.CreateAgen
 	return nil, err
 }
 
+// SyncPull calls agentfs.v1.AgentService.SyncPull.
+func (c *agentServiceClient) SyncPull(ctx context.Context, req *v1.SyncPullRequest) (*v1.SyncPullResponse, error) {
+	response, err := c.syncPull.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// SyncPush calls agentfs.v1.AgentService.SyncPush.
+func (c *agentServiceClient) SyncPush(ctx context.Context, req *v1.SyncPushRequest) (*v1.SyncPushResponse, error) {
+	response, err := c.syncPush.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// Sync calls agentfs.v1.AgentService.Sync.
+func (c *agentServiceClient) Sync(ctx context.Context, req *v1.SyncRequest) (*v1.SyncResponse, error) {
+	response, err := c.sync.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// SyncStats calls agentfs.v1.AgentService.SyncStats.
+func (c *agentServiceClient) SyncStats(ctx context.Context, req *v1.SyncStatsRequest) (*v1.SyncStatsResponse, error) {
+	response, err := c.syncStats.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // AgentServiceHandler is an implementation of the agentfs.v1.AgentService service.
 type AgentServiceHandler interface {
 	Info(context.Context, *v1.InfoRequest) (*v1.InfoResponse, error)
@@ -271,6 +355,18 @@ type AgentServiceHandler interface {
 	Diff(context.Context, *v1.DiffRequest) (*v1.DiffResponse, error)
 	ListAgents(context.Context, *v1.ListAgentsRequest) (*v1.ListAgentsResponse, error)
 	CreateAgent(context.Context, *v1.CreateAgentRequest) (*v1.CreateAgentResponse, error)
+	// SyncPull brings the sync remote's changes into the agent; rows both
+	// sides changed keep this side's version (docs/SYNC.md, "Conflicts").
+	// FAILED_PRECONDITION when the agent is not set up for sync.
+	SyncPull(context.Context, *v1.SyncPullRequest) (*v1.SyncPullResponse, error)
+	// SyncPush sends the agent's changes to the sync remote (it pulls
+	// first, so the remote's changes are merged here before).
+	SyncPush(context.Context, *v1.SyncPushRequest) (*v1.SyncPushResponse, error)
+	// Sync pulls, then pushes.
+	Sync(context.Context, *v1.SyncRequest) (*v1.SyncResponse, error)
+	// SyncStats reports the sync state (the fields of Turso's sync
+	// statistics, as `agentfs sync ID stats` prints them).
+	SyncStats(context.Context, *v1.SyncStatsRequest) (*v1.SyncStatsResponse, error)
 }
 
 // NewAgentServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -340,6 +436,30 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(agentServiceMethods.ByName("CreateAgent")),
 		connect.WithHandlerOptions(opts...),
 	)
+	agentServiceSyncPullHandler := connect.NewUnaryHandlerSimple(
+		AgentServiceSyncPullProcedure,
+		svc.SyncPull,
+		connect.WithSchema(agentServiceMethods.ByName("SyncPull")),
+		connect.WithHandlerOptions(opts...),
+	)
+	agentServiceSyncPushHandler := connect.NewUnaryHandlerSimple(
+		AgentServiceSyncPushProcedure,
+		svc.SyncPush,
+		connect.WithSchema(agentServiceMethods.ByName("SyncPush")),
+		connect.WithHandlerOptions(opts...),
+	)
+	agentServiceSyncHandler := connect.NewUnaryHandlerSimple(
+		AgentServiceSyncProcedure,
+		svc.Sync,
+		connect.WithSchema(agentServiceMethods.ByName("Sync")),
+		connect.WithHandlerOptions(opts...),
+	)
+	agentServiceSyncStatsHandler := connect.NewUnaryHandlerSimple(
+		AgentServiceSyncStatsProcedure,
+		svc.SyncStats,
+		connect.WithSchema(agentServiceMethods.ByName("SyncStats")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/agentfs.v1.AgentService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AgentServiceInfoProcedure:
@@ -362,6 +482,14 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 			agentServiceListAgentsHandler.ServeHTTP(w, r)
 		case AgentServiceCreateAgentProcedure:
 			agentServiceCreateAgentHandler.ServeHTTP(w, r)
+		case AgentServiceSyncPullProcedure:
+			agentServiceSyncPullHandler.ServeHTTP(w, r)
+		case AgentServiceSyncPushProcedure:
+			agentServiceSyncPushHandler.ServeHTTP(w, r)
+		case AgentServiceSyncProcedure:
+			agentServiceSyncHandler.ServeHTTP(w, r)
+		case AgentServiceSyncStatsProcedure:
+			agentServiceSyncStatsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -409,4 +537,20 @@ func (UnimplementedAgentServiceHandler) ListAgents(context.Context, *v1.ListAgen
 
 func (UnimplementedAgentServiceHandler) CreateAgent(context.Context, *v1.CreateAgentRequest) (*v1.CreateAgentResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agentfs.v1.AgentService.CreateAgent is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) SyncPull(context.Context, *v1.SyncPullRequest) (*v1.SyncPullResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agentfs.v1.AgentService.SyncPull is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) SyncPush(context.Context, *v1.SyncPushRequest) (*v1.SyncPushResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agentfs.v1.AgentService.SyncPush is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) Sync(context.Context, *v1.SyncRequest) (*v1.SyncResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agentfs.v1.AgentService.Sync is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) SyncStats(context.Context, *v1.SyncStatsRequest) (*v1.SyncStatsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agentfs.v1.AgentService.SyncStats is not implemented"))
 }

@@ -132,6 +132,50 @@ func AgentServiceMethods(h agentfsv1connect.AgentServiceHandler) map[string]Func
 			}
 			return resp, nil
 		},
+		agentfsv1connect.AgentServiceSyncPullProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.SyncPullRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.SyncPull(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.AgentServiceSyncPushProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.SyncPushRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.SyncPush(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.AgentServiceSyncProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.SyncRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.Sync(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.AgentServiceSyncStatsProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.SyncStatsRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.SyncStats(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
 	}
 }
 
@@ -220,6 +264,46 @@ func (x *AgentServiceClient) ListAgents(ctx context.Context, req *v1.ListAgentsR
 func (x *AgentServiceClient) CreateAgent(ctx context.Context, req *v1.CreateAgentRequest) (*v1.CreateAgentResponse, error) {
 	resp := new(v1.CreateAgentResponse)
 	if err := x.c.Call(ctx, agentfsv1connect.AgentServiceCreateAgentProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// SyncPull brings the sync remote's changes into the agent; rows both
+// sides changed keep this side's version (docs/SYNC.md, "Conflicts").
+// FAILED_PRECONDITION when the agent is not set up for sync.
+func (x *AgentServiceClient) SyncPull(ctx context.Context, req *v1.SyncPullRequest) (*v1.SyncPullResponse, error) {
+	resp := new(v1.SyncPullResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.AgentServiceSyncPullProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// SyncPush sends the agent's changes to the sync remote (it pulls
+// first, so the remote's changes are merged here before).
+func (x *AgentServiceClient) SyncPush(ctx context.Context, req *v1.SyncPushRequest) (*v1.SyncPushResponse, error) {
+	resp := new(v1.SyncPushResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.AgentServiceSyncPushProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Sync pulls, then pushes.
+func (x *AgentServiceClient) Sync(ctx context.Context, req *v1.SyncRequest) (*v1.SyncResponse, error) {
+	resp := new(v1.SyncResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.AgentServiceSyncProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// SyncStats reports the sync state (the fields of Turso's sync
+// statistics, as `agentfs sync ID stats` prints them).
+func (x *AgentServiceClient) SyncStats(ctx context.Context, req *v1.SyncStatsRequest) (*v1.SyncStatsResponse, error) {
+	resp := new(v1.SyncStatsResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.AgentServiceSyncStatsProcedure, req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil

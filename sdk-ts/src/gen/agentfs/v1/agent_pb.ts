@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentfs/v1/agent.proto.
  */
 export const file_agentfs_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudGZzL3YxL2FnZW50LnByb3RvEgphZ2VudGZzLnYxIg0KC0luZm9SZXF1ZXN0IqgBCgxJbmZvUmVzcG9uc2USCgoCaWQYASABKAkSDAoEcGF0aBgCIAEoCRIWCg5zY2hlbWFfdmVyc2lvbhgDIAEoCRISCgpjaHVua19zaXplGAQgASgDEhEKCXBhZ2Vfc2l6ZRgFIAEoAxIRCglyZWFkX29ubHkYBiABKAgSFAoMb3ZlcmxheV9iYXNlGAcgASgJEhYKDmVuZ2luZV92ZXJzaW9uGAggASgJIj0KCFNuYXBzaG90EgwKBG5hbWUYASABKAkSFQoNY3JlYXRlZF9hdF9ucxgCIAEoAxIMCgRzaXplGAMgASgDIiUKFUNyZWF0ZVNuYXBzaG90UmVxdWVzdBIMCgRuYW1lGAEgASgJIkAKFkNyZWF0ZVNuYXBzaG90UmVzcG9uc2USJgoIc25hcHNob3QYASABKAsyFC5hZ2VudGZzLnYxLlNuYXBzaG90IhYKFExpc3RTbmFwc2hvdHNSZXF1ZXN0IkAKFUxpc3RTbmFwc2hvdHNSZXNwb25zZRInCglzbmFwc2hvdHMYASADKAsyFC5hZ2VudGZzLnYxLlNuYXBzaG90IiYKFlJlc3RvcmVTbmFwc2hvdFJlcXVlc3QSDAoEbmFtZRgBIAEoCSIZChdSZXN0b3JlU25hcHNob3RSZXNwb25zZSJiCgVWYWx1ZRIOCgRudWxsGAEgASgISAASEQoHaW50ZWdlchgCIAEoA0gAEg4KBHJlYWwYAyABKAFIABIOCgR0ZXh0GAQgASgJSAASDgoEYmxvYhgFIAEoDEgAQgYKBGtpbmQiKAoDUm93EiEKBnZhbHVlcxgBIAMoCzIRLmFnZW50ZnMudjEuVmFsdWUiPgoMUXVlcnlSZXF1ZXN0EgsKA3NxbBgBIAEoCRIhCgZwYXJhbXMYAiADKAsyES5hZ2VudGZzLnYxLlZhbHVlIj8KDVF1ZXJ5UmVzcG9uc2USDwoHY29sdW1ucxgBIAMoCRIdCgRyb3dzGAIgAygLMg8uYWdlbnRmcy52MS5Sb3ciPgoLRnNja1Byb2JsZW0SDAoEcnVsZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEhAKCHJlcGFpcmVkGAMgASgIIh0KC0ZzY2tSZXF1ZXN0Eg4KBnJlcGFpchgBIAEoCCJFCgxGc2NrUmVzcG9uc2USCgoCb2sYASABKAgSKQoIcHJvYmxlbXMYAiADKAsyFy5hZ2VudGZzLnYxLkZzY2tQcm9ibGVtIhMKEUNoZWNrcG9pbnRSZXF1ZXN0IhQKEkNoZWNrcG9pbnRSZXNwb25zZSJKCgZDaGFuZ2USDAoEcGF0aBgBIAEoCRIkCgRraW5kGAIgASgOMhYuYWdlbnRmcy52MS5DaGFuZ2VLaW5kEgwKBHR5cGUYAyABKAkiDQoLRGlmZlJlcXVlc3QiMwoMRGlmZlJlc3BvbnNlEiMKB2NoYW5nZXMYASADKAsyEi5hZ2VudGZzLnYxLkNoYW5nZSJACgxBZ2VudFN1bW1hcnkSCgoCaWQYASABKAkSDAoEc2l6ZRgCIAEoAxIWCg5tb2RpZmllZF9hdF9ucxgDIAEoAyITChFMaXN0QWdlbnRzUmVxdWVzdCI+ChJMaXN0QWdlbnRzUmVzcG9uc2USKAoGYWdlbnRzGAEgAygLMhguYWdlbnRmcy52MS5BZ2VudFN1bW1hcnkiRgoSQ3JlYXRlQWdlbnRSZXF1ZXN0EgoKAmlkGAEgASgJEhIKCmNodW5rX3NpemUYAiABKAMSEAoIZXhpc3Rfb2sYAyABKAgiPQoTQ3JlYXRlQWdlbnRSZXNwb25zZRImCgRpbmZvGAEgASgLMhguYWdlbnRmcy52MS5JbmZvUmVzcG9uc2UqcwoKQ2hhbmdlS2luZBIbChdDSEFOR0VfS0lORF9VTlNQRUNJRklFRBAAEhUKEUNIQU5HRV9LSU5EX0FEREVEEAESGAoUQ0hBTkdFX0tJTkRfTU9ESUZJRUQQAhIXChNDSEFOR0VfS0lORF9ERUxFVEVEEAMy8gUKDEFnZW50U2VydmljZRI5CgRJbmZvEhcuYWdlbnRmcy52MS5JbmZvUmVxdWVzdBoYLmFnZW50ZnMudjEuSW5mb1Jlc3BvbnNlElcKDkNyZWF0ZVNuYXBzaG90EiEuYWdlbnRmcy52MS5DcmVhdGVTbmFwc2hvdFJlcXVlc3QaIi5hZ2VudGZzLnYxLkNyZWF0ZVNuYXBzaG90UmVzcG9uc2USVAoNTGlzdFNuYXBzaG90cxIgLmFnZW50ZnMudjEuTGlzdFNuYXBzaG90c1JlcXVlc3QaIS5hZ2VudGZzLnYxLkxpc3RTbmFwc2hvdHNSZXNwb25zZRJaCg9SZXN0b3JlU25hcHNob3QSIi5hZ2VudGZzLnYxLlJlc3RvcmVTbmFwc2hvdFJlcXVlc3QaIy5hZ2VudGZzLnYxLlJlc3RvcmVTbmFwc2hvdFJlc3BvbnNlEjwKBVF1ZXJ5EhguYWdlbnRmcy52MS5RdWVyeVJlcXVlc3QaGS5hZ2VudGZzLnYxLlF1ZXJ5UmVzcG9uc2USOQoERnNjaxIXLmFnZW50ZnMudjEuRnNja1JlcXVlc3QaGC5hZ2VudGZzLnYxLkZzY2tSZXNwb25zZRJLCgpDaGVja3BvaW50Eh0uYWdlbnRmcy52MS5DaGVja3BvaW50UmVxdWVzdBoeLmFnZW50ZnMudjEuQ2hlY2twb2ludFJlc3BvbnNlEjkKBERpZmYSFy5hZ2VudGZzLnYxLkRpZmZSZXF1ZXN0GhguYWdlbnRmcy52MS5EaWZmUmVzcG9uc2USSwoKTGlzdEFnZW50cxIdLmFnZW50ZnMudjEuTGlzdEFnZW50c1JlcXVlc3QaHi5hZ2VudGZzLnYxLkxpc3RBZ2VudHNSZXNwb25zZRJOCgtDcmVhdGVBZ2VudBIeLmFnZW50ZnMudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0Gh8uYWdlbnRmcy52MS5DcmVhdGVBZ2VudFJlc3BvbnNlQqIBCg5jb20uYWdlbnRmcy52MUIKQWdlbnRQcm90b1ABWjtnaXRodWIuY29tL2FnZW50ZnMtZ28vYWdlbnRmcy9jb3JlL2FwaS9hZ2VudGZzL3YxO2FnZW50ZnN2MaICA0FYWKoCCkFnZW50ZnMuVjHKAgpBZ2VudGZzXFYx4gIWQWdlbnRmc1xWMVxHUEJNZXRhZGF0YeoCC0FnZW50ZnM6OlYxYgZwcm90bzM");
+  fileDesc("ChZhZ2VudGZzL3YxL2FnZW50LnByb3RvEgphZ2VudGZzLnYxIg0KC0luZm9SZXF1ZXN0IqgBCgxJbmZvUmVzcG9uc2USCgoCaWQYASABKAkSDAoEcGF0aBgCIAEoCRIWCg5zY2hlbWFfdmVyc2lvbhgDIAEoCRISCgpjaHVua19zaXplGAQgASgDEhEKCXBhZ2Vfc2l6ZRgFIAEoAxIRCglyZWFkX29ubHkYBiABKAgSFAoMb3ZlcmxheV9iYXNlGAcgASgJEhYKDmVuZ2luZV92ZXJzaW9uGAggASgJIj0KCFNuYXBzaG90EgwKBG5hbWUYASABKAkSFQoNY3JlYXRlZF9hdF9ucxgCIAEoAxIMCgRzaXplGAMgASgDIiUKFUNyZWF0ZVNuYXBzaG90UmVxdWVzdBIMCgRuYW1lGAEgASgJIkAKFkNyZWF0ZVNuYXBzaG90UmVzcG9uc2USJgoIc25hcHNob3QYASABKAsyFC5hZ2VudGZzLnYxLlNuYXBzaG90IhYKFExpc3RTbmFwc2hvdHNSZXF1ZXN0IkAKFUxpc3RTbmFwc2hvdHNSZXNwb25zZRInCglzbmFwc2hvdHMYASADKAsyFC5hZ2VudGZzLnYxLlNuYXBzaG90IiYKFlJlc3RvcmVTbmFwc2hvdFJlcXVlc3QSDAoEbmFtZRgBIAEoCSIZChdSZXN0b3JlU25hcHNob3RSZXNwb25zZSJiCgVWYWx1ZRIOCgRudWxsGAEgASgISAASEQoHaW50ZWdlchgCIAEoA0gAEg4KBHJlYWwYAyABKAFIABIOCgR0ZXh0GAQgASgJSAASDgoEYmxvYhgFIAEoDEgAQgYKBGtpbmQiKAoDUm93EiEKBnZhbHVlcxgBIAMoCzIRLmFnZW50ZnMudjEuVmFsdWUiPgoMUXVlcnlSZXF1ZXN0EgsKA3NxbBgBIAEoCRIhCgZwYXJhbXMYAiADKAsyES5hZ2VudGZzLnYxLlZhbHVlIj8KDVF1ZXJ5UmVzcG9uc2USDwoHY29sdW1ucxgBIAMoCRIdCgRyb3dzGAIgAygLMg8uYWdlbnRmcy52MS5Sb3ciPgoLRnNja1Byb2JsZW0SDAoEcnVsZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJEhAKCHJlcGFpcmVkGAMgASgIIh0KC0ZzY2tSZXF1ZXN0Eg4KBnJlcGFpchgBIAEoCCJFCgxGc2NrUmVzcG9uc2USCgoCb2sYASABKAgSKQoIcHJvYmxlbXMYAiADKAsyFy5hZ2VudGZzLnYxLkZzY2tQcm9ibGVtIhMKEUNoZWNrcG9pbnRSZXF1ZXN0IhQKEkNoZWNrcG9pbnRSZXNwb25zZSJKCgZDaGFuZ2USDAoEcGF0aBgBIAEoCRIkCgRraW5kGAIgASgOMhYuYWdlbnRmcy52MS5DaGFuZ2VLaW5kEgwKBHR5cGUYAyABKAkiDQoLRGlmZlJlcXVlc3QiMwoMRGlmZlJlc3BvbnNlEiMKB2NoYW5nZXMYASADKAsyEi5hZ2VudGZzLnYxLkNoYW5nZSJACgxBZ2VudFN1bW1hcnkSCgoCaWQYASABKAkSDAoEc2l6ZRgCIAEoAxIWCg5tb2RpZmllZF9hdF9ucxgDIAEoAyITChFMaXN0QWdlbnRzUmVxdWVzdCI+ChJMaXN0QWdlbnRzUmVzcG9uc2USKAoGYWdlbnRzGAEgAygLMhguYWdlbnRmcy52MS5BZ2VudFN1bW1hcnkiRgoSQ3JlYXRlQWdlbnRSZXF1ZXN0EgoKAmlkGAEgASgJEhIKCmNodW5rX3NpemUYAiABKAMSEAoIZXhpc3Rfb2sYAyABKAgiPQoTQ3JlYXRlQWdlbnRSZXNwb25zZRImCgRpbmZvGAEgASgLMhguYWdlbnRmcy52MS5JbmZvUmVzcG9uc2UiEQoPU3luY1B1bGxSZXF1ZXN0IlQKEFN5bmNQdWxsUmVzcG9uc2USEAoIcmV2aXNpb24YASABKAkSDwoHY2hhbmdlZBgCIAEoCBIPCgdhcHBsaWVkGAMgASgDEgwKBGtlcHQYBCABKAMiEQoPU3luY1B1c2hSZXF1ZXN0IjIKEFN5bmNQdXNoUmVzcG9uc2USDAoEcm93cxgBIAEoAxIQCghyZXZpc2lvbhgCIAEoCSINCgtTeW5jUmVxdWVzdCJmCgxTeW5jUmVzcG9uc2USKgoEcHVsbBgBIAEoCzIcLmFnZW50ZnMudjEuU3luY1B1bGxSZXNwb25zZRIqCgRwdXNoGAIgASgLMhwuYWdlbnRmcy52MS5TeW5jUHVzaFJlc3BvbnNlIhIKEFN5bmNTdGF0c1JlcXVlc3Qi9wEKEVN5bmNTdGF0c1Jlc3BvbnNlEhYKDmNkY19vcGVyYXRpb25zGAEgASgDEhUKDW1haW5fd2FsX3NpemUYAiABKAMSFwoPcmV2ZXJ0X3dhbF9zaXplGAMgASgDEhsKE2xhc3RfcHVsbF91bml4X3RpbWUYBCABKAMSGwoTbGFzdF9wdXNoX3VuaXhfdGltZRgFIAEoAxIQCghyZXZpc2lvbhgGIAEoCRIaChJuZXR3b3JrX3NlbnRfYnl0ZXMYByABKAMSHgoWbmV0d29ya19yZWNlaXZlZF9ieXRlcxgIIAEoAxISCgpyZW1vdGVfdXJsGAkgASgJKnMKCkNoYW5nZUtpbmQSGwoXQ0hBTkdFX0tJTkRfVU5TUEVDSUZJRUQQABIVChFDSEFOR0VfS0lORF9BRERFRBABEhgKFENIQU5HRV9LSU5EX01PRElGSUVEEAISFwoTQ0hBTkdFX0tJTkRfREVMRVRFRBADMoUICgxBZ2VudFNlcnZpY2USOQoESW5mbxIXLmFnZW50ZnMudjEuSW5mb1JlcXVlc3QaGC5hZ2VudGZzLnYxLkluZm9SZXNwb25zZRJXCg5DcmVhdGVTbmFwc2hvdBIhLmFnZW50ZnMudjEuQ3JlYXRlU25hcHNob3RSZXF1ZXN0GiIuYWdlbnRmcy52MS5DcmVhdGVTbmFwc2hvdFJlc3BvbnNlElQKDUxpc3RTbmFwc2hvdHMSIC5hZ2VudGZzLnYxLkxpc3RTbmFwc2hvdHNSZXF1ZXN0GiEuYWdlbnRmcy52MS5MaXN0U25hcHNob3RzUmVzcG9uc2USWgoPUmVzdG9yZVNuYXBzaG90EiIuYWdlbnRmcy52MS5SZXN0b3JlU25hcHNob3RSZXF1ZXN0GiMuYWdlbnRmcy52MS5SZXN0b3JlU25hcHNob3RSZXNwb25zZRI8CgVRdWVyeRIYLmFnZW50ZnMudjEuUXVlcnlSZXF1ZXN0GhkuYWdlbnRmcy52MS5RdWVyeVJlc3BvbnNlEjkKBEZzY2sSFy5hZ2VudGZzLnYxLkZzY2tSZXF1ZXN0GhguYWdlbnRmcy52MS5Gc2NrUmVzcG9uc2USSwoKQ2hlY2twb2ludBIdLmFnZW50ZnMudjEuQ2hlY2twb2ludFJlcXVlc3QaHi5hZ2VudGZzLnYxLkNoZWNrcG9pbnRSZXNwb25zZRI5CgREaWZmEhcuYWdlbnRmcy52MS5EaWZmUmVxdWVzdBoYLmFnZW50ZnMudjEuRGlmZlJlc3BvbnNlEksKCkxpc3RBZ2VudHMSHS5hZ2VudGZzLnYxLkxpc3RBZ2VudHNSZXF1ZXN0Gh4uYWdlbnRmcy52MS5MaXN0QWdlbnRzUmVzcG9uc2USTgoLQ3JlYXRlQWdlbnQSHi5hZ2VudGZzLnYxLkNyZWF0ZUFnZW50UmVxdWVzdBofLmFnZW50ZnMudjEuQ3JlYXRlQWdlbnRSZXNwb25zZRJFCghTeW5jUHVsbBIbLmFnZW50ZnMudjEuU3luY1B1bGxSZXF1ZXN0GhwuYWdlbnRmcy52MS5TeW5jUHVsbFJlc3BvbnNlEkUKCFN5bmNQdXNoEhsuYWdlbnRmcy52MS5TeW5jUHVzaFJlcXVlc3QaHC5hZ2VudGZzLnYxLlN5bmNQdXNoUmVzcG9uc2USOQoEU3luYxIXLmFnZW50ZnMudjEuU3luY1JlcXVlc3QaGC5hZ2VudGZzLnYxLlN5bmNSZXNwb25zZRJICglTeW5jU3RhdHMSHC5hZ2VudGZzLnYxLlN5bmNTdGF0c1JlcXVlc3QaHS5hZ2VudGZzLnYxLlN5bmNTdGF0c1Jlc3BvbnNlQqIBCg5jb20uYWdlbnRmcy52MUIKQWdlbnRQcm90b1ABWjtnaXRodWIuY29tL2FnZW50ZnMtZ28vYWdlbnRmcy9jb3JlL2FwaS9hZ2VudGZzL3YxO2FnZW50ZnN2MaICA0FYWKoCCkFnZW50ZnMuVjHKAgpBZ2VudGZzXFYx4gIWQWdlbnRmc1xWMVxHUEJNZXRhZGF0YeoCC0FnZW50ZnM6OlYxYgZwcm90bzM");
 
 /**
  * @generated from message agentfs.v1.InfoRequest
@@ -575,6 +575,207 @@ export const CreateAgentResponseSchema: GenMessage<CreateAgentResponse> = /*@__P
   messageDesc(file_agentfs_v1_agent, 25);
 
 /**
+ * @generated from message agentfs.v1.SyncPullRequest
+ */
+export type SyncPullRequest = Message<"agentfs.v1.SyncPullRequest"> & {
+};
+
+/**
+ * Describes the message agentfs.v1.SyncPullRequest.
+ * Use `create(SyncPullRequestSchema)` to create a new message.
+ */
+export const SyncPullRequestSchema: GenMessage<SyncPullRequest> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_agent, 26);
+
+/**
+ * @generated from message agentfs.v1.SyncPullResponse
+ */
+export type SyncPullResponse = Message<"agentfs.v1.SyncPullResponse"> & {
+  /**
+   * The remote's revision the agent is now at (opaque).
+   *
+   * @generated from field: string revision = 1;
+   */
+  revision: string;
+
+  /**
+   * The remote had changes since the last pull.
+   *
+   * @generated from field: bool changed = 2;
+   */
+  changed: boolean;
+
+  /**
+   * Rows of the remote applied here.
+   *
+   * @generated from field: int64 applied = 3;
+   */
+  applied: bigint;
+
+  /**
+   * Rows of the remote not applied: this side changed the same thing.
+   *
+   * @generated from field: int64 kept = 4;
+   */
+  kept: bigint;
+};
+
+/**
+ * Describes the message agentfs.v1.SyncPullResponse.
+ * Use `create(SyncPullResponseSchema)` to create a new message.
+ */
+export const SyncPullResponseSchema: GenMessage<SyncPullResponse> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_agent, 27);
+
+/**
+ * @generated from message agentfs.v1.SyncPushRequest
+ */
+export type SyncPushRequest = Message<"agentfs.v1.SyncPushRequest"> & {
+};
+
+/**
+ * Describes the message agentfs.v1.SyncPushRequest.
+ * Use `create(SyncPushRequestSchema)` to create a new message.
+ */
+export const SyncPushRequestSchema: GenMessage<SyncPushRequest> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_agent, 28);
+
+/**
+ * @generated from message agentfs.v1.SyncPushResponse
+ */
+export type SyncPushResponse = Message<"agentfs.v1.SyncPushResponse"> & {
+  /**
+   * Rows sent (0: nothing to push).
+   *
+   * @generated from field: int64 rows = 1;
+   */
+  rows: bigint;
+
+  /**
+   * The remote's revision after the push.
+   *
+   * @generated from field: string revision = 2;
+   */
+  revision: string;
+};
+
+/**
+ * Describes the message agentfs.v1.SyncPushResponse.
+ * Use `create(SyncPushResponseSchema)` to create a new message.
+ */
+export const SyncPushResponseSchema: GenMessage<SyncPushResponse> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_agent, 29);
+
+/**
+ * @generated from message agentfs.v1.SyncRequest
+ */
+export type SyncRequest = Message<"agentfs.v1.SyncRequest"> & {
+};
+
+/**
+ * Describes the message agentfs.v1.SyncRequest.
+ * Use `create(SyncRequestSchema)` to create a new message.
+ */
+export const SyncRequestSchema: GenMessage<SyncRequest> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_agent, 30);
+
+/**
+ * @generated from message agentfs.v1.SyncResponse
+ */
+export type SyncResponse = Message<"agentfs.v1.SyncResponse"> & {
+  /**
+   * @generated from field: agentfs.v1.SyncPullResponse pull = 1;
+   */
+  pull?: SyncPullResponse | undefined;
+
+  /**
+   * @generated from field: agentfs.v1.SyncPushResponse push = 2;
+   */
+  push?: SyncPushResponse | undefined;
+};
+
+/**
+ * Describes the message agentfs.v1.SyncResponse.
+ * Use `create(SyncResponseSchema)` to create a new message.
+ */
+export const SyncResponseSchema: GenMessage<SyncResponse> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_agent, 31);
+
+/**
+ * @generated from message agentfs.v1.SyncStatsRequest
+ */
+export type SyncStatsRequest = Message<"agentfs.v1.SyncStatsRequest"> & {
+};
+
+/**
+ * Describes the message agentfs.v1.SyncStatsRequest.
+ * Use `create(SyncStatsRequestSchema)` to create a new message.
+ */
+export const SyncStatsRequestSchema: GenMessage<SyncStatsRequest> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_agent, 32);
+
+/**
+ * @generated from message agentfs.v1.SyncStatsResponse
+ */
+export type SyncStatsResponse = Message<"agentfs.v1.SyncStatsResponse"> & {
+  /**
+   * Rows a push would send now.
+   *
+   * @generated from field: int64 cdc_operations = 1;
+   */
+  cdcOperations: bigint;
+
+  /**
+   * @generated from field: int64 main_wal_size = 2;
+   */
+  mainWalSize: bigint;
+
+  /**
+   * @generated from field: int64 revert_wal_size = 3;
+   */
+  revertWalSize: bigint;
+
+  /**
+   * Unix seconds; 0 when it never happened.
+   *
+   * @generated from field: int64 last_pull_unix_time = 4;
+   */
+  lastPullUnixTime: bigint;
+
+  /**
+   * @generated from field: int64 last_push_unix_time = 5;
+   */
+  lastPushUnixTime: bigint;
+
+  /**
+   * @generated from field: string revision = 6;
+   */
+  revision: string;
+
+  /**
+   * @generated from field: int64 network_sent_bytes = 7;
+   */
+  networkSentBytes: bigint;
+
+  /**
+   * @generated from field: int64 network_received_bytes = 8;
+   */
+  networkReceivedBytes: bigint;
+
+  /**
+   * @generated from field: string remote_url = 9;
+   */
+  remoteUrl: string;
+};
+
+/**
+ * Describes the message agentfs.v1.SyncStatsResponse.
+ * Use `create(SyncStatsResponseSchema)` to create a new message.
+ */
+export const SyncStatsResponseSchema: GenMessage<SyncStatsResponse> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_agent, 33);
+
+/**
  * ChangeKind is how a path differs from the base.
  *
  * @generated from enum agentfs.v1.ChangeKind
@@ -701,6 +902,50 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof CreateAgentRequestSchema;
     output: typeof CreateAgentResponseSchema;
+  },
+  /**
+   * SyncPull brings the sync remote's changes into the agent; rows both
+   * sides changed keep this side's version (docs/SYNC.md, "Conflicts").
+   * FAILED_PRECONDITION when the agent is not set up for sync.
+   *
+   * @generated from rpc agentfs.v1.AgentService.SyncPull
+   */
+  syncPull: {
+    methodKind: "unary";
+    input: typeof SyncPullRequestSchema;
+    output: typeof SyncPullResponseSchema;
+  },
+  /**
+   * SyncPush sends the agent's changes to the sync remote (it pulls
+   * first, so the remote's changes are merged here before).
+   *
+   * @generated from rpc agentfs.v1.AgentService.SyncPush
+   */
+  syncPush: {
+    methodKind: "unary";
+    input: typeof SyncPushRequestSchema;
+    output: typeof SyncPushResponseSchema;
+  },
+  /**
+   * Sync pulls, then pushes.
+   *
+   * @generated from rpc agentfs.v1.AgentService.Sync
+   */
+  sync: {
+    methodKind: "unary";
+    input: typeof SyncRequestSchema;
+    output: typeof SyncResponseSchema;
+  },
+  /**
+   * SyncStats reports the sync state (the fields of Turso's sync
+   * statistics, as `agentfs sync ID stats` prints them).
+   *
+   * @generated from rpc agentfs.v1.AgentService.SyncStats
+   */
+  syncStats: {
+    methodKind: "unary";
+    input: typeof SyncStatsRequestSchema;
+    output: typeof SyncStatsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentfs_v1_agent, 0);

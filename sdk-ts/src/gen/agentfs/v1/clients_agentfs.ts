@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
-import { CheckpointRequestSchema, type CheckpointResponse, CheckpointResponseSchema, CreateAgentRequestSchema, type CreateAgentResponse, CreateAgentResponseSchema, CreateSnapshotRequestSchema, type CreateSnapshotResponse, CreateSnapshotResponseSchema, DiffRequestSchema, type DiffResponse, DiffResponseSchema, FsckRequestSchema, type FsckResponse, FsckResponseSchema, InfoRequestSchema, type InfoResponse, InfoResponseSchema, ListAgentsRequestSchema, type ListAgentsResponse, ListAgentsResponseSchema, ListSnapshotsRequestSchema, type ListSnapshotsResponse, ListSnapshotsResponseSchema, QueryRequestSchema, type QueryResponse, QueryResponseSchema, RestoreSnapshotRequestSchema, type RestoreSnapshotResponse, RestoreSnapshotResponseSchema } from "./agent_pb.js";
+import { CheckpointRequestSchema, type CheckpointResponse, CheckpointResponseSchema, CreateAgentRequestSchema, type CreateAgentResponse, CreateAgentResponseSchema, CreateSnapshotRequestSchema, type CreateSnapshotResponse, CreateSnapshotResponseSchema, DiffRequestSchema, type DiffResponse, DiffResponseSchema, FsckRequestSchema, type FsckResponse, FsckResponseSchema, InfoRequestSchema, type InfoResponse, InfoResponseSchema, ListAgentsRequestSchema, type ListAgentsResponse, ListAgentsResponseSchema, ListSnapshotsRequestSchema, type ListSnapshotsResponse, ListSnapshotsResponseSchema, QueryRequestSchema, type QueryResponse, QueryResponseSchema, RestoreSnapshotRequestSchema, type RestoreSnapshotResponse, RestoreSnapshotResponseSchema, SyncPullRequestSchema, type SyncPullResponse, SyncPullResponseSchema, SyncPushRequestSchema, type SyncPushResponse, SyncPushResponseSchema, SyncRequestSchema, type SyncResponse, SyncResponseSchema, SyncStatsRequestSchema, type SyncStatsResponse, SyncStatsResponseSchema } from "./agent_pb.js";
 import { AccessRequestSchema, type AccessResponse, AccessResponseSchema, BatchRequestSchema, type BatchResponse, BatchResponseSchema, ChmodRequestSchema, type ChmodResponse, ChmodResponseSchema, ChownRequestSchema, type ChownResponse, ChownResponseSchema, CloseRequestSchema, type CloseResponse, CloseResponseSchema, CopyFileRequestSchema, type CopyFileResponse, CopyFileResponseSchema, FstatRequestSchema, type FstatResponse, FstatResponseSchema, FsyncRequestSchema, type FsyncResponse, FsyncResponseSchema, FtruncateRequestSchema, type FtruncateResponse, FtruncateResponseSchema, GetXattrRequestSchema, type GetXattrResponse, GetXattrResponseSchema, LinkRequestSchema, type LinkResponse, LinkResponseSchema, ListXattrRequestSchema, type ListXattrResponse, ListXattrResponseSchema, LstatRequestSchema, type LstatResponse, LstatResponseSchema, MkdirRequestSchema, type MkdirResponse, MkdirResponseSchema, MknodRequestSchema, type MknodResponse, MknodResponseSchema, OpenRequestSchema, type OpenResponse, OpenResponseSchema, PreadRequestSchema, type PreadResponse, PreadResponseSchema, PwriteRequestSchema, type PwriteResponse, PwriteResponseSchema, ReadFileRequestSchema, type ReadFileResponse, ReadFileResponseSchema, ReaddirPlusRequestSchema, type ReaddirPlusResponse, ReaddirPlusResponseSchema, ReaddirRequestSchema, type ReaddirResponse, ReaddirResponseSchema, ReadlinkRequestSchema, type ReadlinkResponse, ReadlinkResponseSchema, RemoveRequestSchema, type RemoveResponse, RemoveResponseSchema, RemoveXattrRequestSchema, type RemoveXattrResponse, RemoveXattrResponseSchema, RenameRequestSchema, type RenameResponse, RenameResponseSchema, RmdirRequestSchema, type RmdirResponse, RmdirResponseSchema, SetXattrRequestSchema, type SetXattrResponse, SetXattrResponseSchema, StatRequestSchema, type StatResponse, StatResponseSchema, StatfsRequestSchema, type StatfsResponse, StatfsResponseSchema, SymlinkRequestSchema, type SymlinkResponse, SymlinkResponseSchema, TruncateRequestSchema, type TruncateResponse, TruncateResponseSchema, UnlinkRequestSchema, type UnlinkResponse, UnlinkResponseSchema, UtimesRequestSchema, type UtimesResponse, UtimesResponseSchema, WalkRequestSchema, type WalkResponse, WalkResponseSchema, WriteFileRequestSchema, type WriteFileResponse, WriteFileResponseSchema } from "./filesystem_pb.js";
 import { KvDeleteRequestSchema, type KvDeleteResponse, KvDeleteResponseSchema, KvGetRequestSchema, type KvGetResponse, KvGetResponseSchema, KvListRequestSchema, type KvListResponse, KvListResponseSchema, KvSetRequestSchema, type KvSetResponse, KvSetResponseSchema } from "./kv_pb.js";
 import { CallBindingRequestSchema, type CallBindingResponse, CallBindingResponseSchema, ExecRequestSchema, type ExecResponse, ExecResponseSchema } from "./sandbox_pb.js";
@@ -36,6 +36,10 @@ export const AgentServiceProcedures = {
   diff: "/agentfs.v1.AgentService/Diff",
   listAgents: "/agentfs.v1.AgentService/ListAgents",
   createAgent: "/agentfs.v1.AgentService/CreateAgent",
+  syncPull: "/agentfs.v1.AgentService/SyncPull",
+  syncPush: "/agentfs.v1.AgentService/SyncPush",
+  sync: "/agentfs.v1.AgentService/Sync",
+  syncStats: "/agentfs.v1.AgentService/SyncStats",
 } as const;
 
 /**
@@ -94,6 +98,38 @@ export class AgentServiceClient {
 
   createAgent(request: MessageInitShape<typeof CreateAgentRequestSchema>): Promise<CreateAgentResponse> {
     return this.transport.unary(AgentServiceProcedures.createAgent, CreateAgentRequestSchema, request, CreateAgentResponseSchema);
+  }
+
+  /**
+   * SyncPull brings the sync remote's changes into the agent; rows both
+   * sides changed keep this side's version (docs/SYNC.md, "Conflicts").
+   * FAILED_PRECONDITION when the agent is not set up for sync.
+   */
+  syncPull(request: MessageInitShape<typeof SyncPullRequestSchema>): Promise<SyncPullResponse> {
+    return this.transport.unary(AgentServiceProcedures.syncPull, SyncPullRequestSchema, request, SyncPullResponseSchema);
+  }
+
+  /**
+   * SyncPush sends the agent's changes to the sync remote (it pulls
+   * first, so the remote's changes are merged here before).
+   */
+  syncPush(request: MessageInitShape<typeof SyncPushRequestSchema>): Promise<SyncPushResponse> {
+    return this.transport.unary(AgentServiceProcedures.syncPush, SyncPushRequestSchema, request, SyncPushResponseSchema);
+  }
+
+  /**
+   * Sync pulls, then pushes.
+   */
+  sync(request: MessageInitShape<typeof SyncRequestSchema>): Promise<SyncResponse> {
+    return this.transport.unary(AgentServiceProcedures.sync, SyncRequestSchema, request, SyncResponseSchema);
+  }
+
+  /**
+   * SyncStats reports the sync state (the fields of Turso's sync
+   * statistics, as `agentfs sync ID stats` prints them).
+   */
+  syncStats(request: MessageInitShape<typeof SyncStatsRequestSchema>): Promise<SyncStatsResponse> {
+    return this.transport.unary(AgentServiceProcedures.syncStats, SyncStatsRequestSchema, request, SyncStatsResponseSchema);
   }
 }
 

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentfs/v1/protocol.proto.
  */
 export const file_agentfs_v1_protocol: GenFile = /*@__PURE__*/
-  fileDesc("ChlhZ2VudGZzL3YxL3Byb3RvY29sLnByb3RvEgphZ2VudGZzLnYxIsMCCgVGcmFtZRIKCgJpZBgBIAEoBBIiCgVoZWxsbxgCIAEoCzIRLmFnZW50ZnMudjEuSGVsbG9IABImCgd3ZWxjb21lGAMgASgLMhMuYWdlbnRmcy52MS5XZWxjb21lSAASIAoEY2FsbBgEIAEoCzIQLmFnZW50ZnMudjEuQ2FsbEgAEiQKBnJlc3VsdBgFIAEoCzISLmFnZW50ZnMudjEuUmVzdWx0SAASJAoGY2FuY2VsGAYgASgLMhIuYWdlbnRmcy52MS5DYW5jZWxIABIgCgRwaW5nGAcgASgLMhAuYWdlbnRmcy52MS5QaW5nSAASIAoEcG9uZxgIIAEoCzIQLmFnZW50ZnMudjEuUG9uZ0gAEigKCHNodXRkb3duGAkgASgLMhQuYWdlbnRmcy52MS5TaHV0ZG93bkgAQgYKBGJvZHkiggEKC09wZW5PcHRpb25zEgoKAmlkGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJbm9fY3JlYXRlGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCBISCgpjaHVua19zaXplGAUgASgDEhIKCmR1cmFiaWxpdHkYBiABKAkSCwoDZGlyGAcgASgJIm4KBUhlbGxvEhgKEHByb3RvY29sX3ZlcnNpb24YASABKA0SDgoGY2xpZW50GAIgASgJEiUKBG9wZW4YAyABKAsyFy5hZ2VudGZzLnYxLk9wZW5PcHRpb25zEhQKDGhlYXJ0YmVhdF9tcxgEIAEoDSJjCgdXZWxjb21lEhgKEHByb3RvY29sX3ZlcnNpb24YASABKA0SFgoOZW5naW5lX3ZlcnNpb24YAiABKAkSJgoEaW5mbxgDIAEoCzIYLmFnZW50ZnMudjEuSW5mb1Jlc3BvbnNlIicKBENhbGwSDgoGbWV0aG9kGAEgASgJEg8KB3BheWxvYWQYAiABKAwiOwoGUmVzdWx0Eg8KB3BheWxvYWQYASABKAwSIAoFZXJyb3IYAiABKAsyES5hZ2VudGZzLnYxLkVycm9yIggKBkNhbmNlbCIGCgRQaW5nIgYKBFBvbmciCgoIU2h1dGRvd25CpQEKDmNvbS5hZ2VudGZzLnYxQg1Qcm90b2NvbFByb3RvUAFaO2dpdGh1Yi5jb20vYWdlbnRmcy1nby9hZ2VudGZzL2NvcmUvYXBpL2FnZW50ZnMvdjE7YWdlbnRmc3YxogIDQVhYqgIKQWdlbnRmcy5WMcoCCkFnZW50ZnNcVjHiAhZBZ2VudGZzXFYxXEdQQk1ldGFkYXRh6gILQWdlbnRmczo6VjFiBnByb3RvMw", [file_agentfs_v1_agent, file_agentfs_v1_errors]);
+  fileDesc("ChlhZ2VudGZzL3YxL3Byb3RvY29sLnByb3RvEgphZ2VudGZzLnYxIsMCCgVGcmFtZRIKCgJpZBgBIAEoBBIiCgVoZWxsbxgCIAEoCzIRLmFnZW50ZnMudjEuSGVsbG9IABImCgd3ZWxjb21lGAMgASgLMhMuYWdlbnRmcy52MS5XZWxjb21lSAASIAoEY2FsbBgEIAEoCzIQLmFnZW50ZnMudjEuQ2FsbEgAEiQKBnJlc3VsdBgFIAEoCzISLmFnZW50ZnMudjEuUmVzdWx0SAASJAoGY2FuY2VsGAYgASgLMhIuYWdlbnRmcy52MS5DYW5jZWxIABIgCgRwaW5nGAcgASgLMhAuYWdlbnRmcy52MS5QaW5nSAASIAoEcG9uZxgIIAEoCzIQLmFnZW50ZnMudjEuUG9uZ0gAEigKCHNodXRkb3duGAkgASgLMhQuYWdlbnRmcy52MS5TaHV0ZG93bkgAQgYKBGJvZHki1wEKC09wZW5PcHRpb25zEgoKAmlkGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJbm9fY3JlYXRlGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCBISCgpjaHVua19zaXplGAUgASgDEhIKCmR1cmFiaWxpdHkYBiABKAkSCwoDZGlyGAcgASgJEhYKDmVuY3J5cHRpb25fa2V5GAggASgMEg4KBmNpcGhlchgJIAEoCRIXCg9zeW5jX3JlbW90ZV91cmwYCiABKAkSEgoKc3luY190b2tlbhgLIAEoCSJuCgVIZWxsbxIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEg4KBmNsaWVudBgCIAEoCRIlCgRvcGVuGAMgASgLMhcuYWdlbnRmcy52MS5PcGVuT3B0aW9ucxIUCgxoZWFydGJlYXRfbXMYBCABKA0iYwoHV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEhYKDmVuZ2luZV92ZXJzaW9uGAIgASgJEiYKBGluZm8YAyABKAsyGC5hZ2VudGZzLnYxLkluZm9SZXNwb25zZSInCgRDYWxsEg4KBm1ldGhvZBgBIAEoCRIPCgdwYXlsb2FkGAIgASgMIjsKBlJlc3VsdBIPCgdwYXlsb2FkGAEgASgMEiAKBWVycm9yGAIgASgLMhEuYWdlbnRmcy52MS5FcnJvciIICgZDYW5jZWwiBgoEUGluZyIGCgRQb25nIgoKCFNodXRkb3duQqUBCg5jb20uYWdlbnRmcy52MUINUHJvdG9jb2xQcm90b1ABWjtnaXRodWIuY29tL2FnZW50ZnMtZ28vYWdlbnRmcy9jb3JlL2FwaS9hZ2VudGZzL3YxO2FnZW50ZnN2MaICA0FYWKoCCkFnZW50ZnMuVjHKAgpBZ2VudGZzXFYx4gIWQWdlbnRmc1xWMVxHUEJNZXRhZGF0YeoCC0FnZW50ZnM6OlYxYgZwcm90bzM", [file_agentfs_v1_agent, file_agentfs_v1_errors]);
 
 /**
  * Frame is the unit of the stdio protocol. Request ids are chosen by the
@@ -150,6 +150,40 @@ export type OpenOptions = Message<"agentfs.v1.OpenOptions"> & {
    * @generated from field: string dir = 7;
    */
   dir: string;
+
+  /**
+   * Encryption at rest (README, "Encryption at rest"): the key's bytes
+   * and the cipher (aes128gcm, aes256gcm, aegis128l, aegis128x2,
+   * aegis128x4, aegis256, aegis256x2, aegis256x4; empty: the cipher an
+   * encrypted file names, aegis256 for a new one). The key travels in
+   * this frame only, never in the engine's arguments or environment.
+   *
+   * @generated from field: bytes encryption_key = 8;
+   */
+  encryptionKey: Uint8Array;
+
+  /**
+   * @generated from field: string cipher = 9;
+   */
+  cipher: string;
+
+  /**
+   * Sync remote (docs/SYNC.md): a database that does not exist yet is
+   * bootstrapped from this URL (http(s)://HOST:PORT/ID of `agentfs serve
+   * sync` or Turso's sync protocol); an existing one must be synced with
+   * this URL already.
+   *
+   * @generated from field: string sync_remote_url = 10;
+   */
+  syncRemoteUrl: string;
+
+  /**
+   * Bearer token of the sync remote for this connection's syncs (default:
+   * the engine's TURSO_DB_AUTH_TOKEN).
+   *
+   * @generated from field: string sync_token = 11;
+   */
+  syncToken: string;
 };
 
 /**

@@ -136,32 +136,21 @@ func (a *aegis) init(s []state, nonce []byte) {
 	if !a.wide {
 		n := block(nonce)
 		kn := xor(&a.k0, &n)
-		var m [32]byte // Update(nonce, key)
-		copy(m[:16], n[:])
-		copy(m[16:], a.k0[:])
+		m := [2]block{n, a.k0} // Update(nonce, key)
 		for i := range s {
 			s[i] = state{kn, c1, c0, c1, kn, xor(&a.k0, &c0), xor(&a.k0, &c1), xor(&a.k0, &c0)}
 			c := ctx(i, a.lanes)
-			for range 10 {
-				s[i][3] = xor(&s[i][3], &c)
-				s[i][7] = xor(&s[i][7], &c)
-				absorb128(&s[i], m[:], 1, 32)
-			}
+			init128(&s[i], &m, &c)
 		}
 		return
 	}
 	n0, n1 := block(nonce[:16]), block(nonce[16:32])
 	kn0, kn1 := xor(&a.k0, &n0), xor(&a.k1, &n1)
+	m := [4]block{a.k0, a.k1, kn0, kn1}
 	for i := range s {
 		s[i] = state{kn0, kn1, c1, c0, xor(&a.k0, &c0), xor(&a.k1, &c1)}
 		c := ctx(i, a.lanes)
-		for range 4 {
-			for _, m := range [...]*block{&a.k0, &a.k1, &kn0, &kn1} {
-				s[i][3] = xor(&s[i][3], &c)
-				s[i][5] = xor(&s[i][5], &c)
-				absorb256(&s[i], m[:], 1, 16)
-			}
-		}
+		init256(&s[i], &m, &c)
 	}
 }
 

@@ -186,3 +186,54 @@ loop:
 	JNZ  loop
 	STORE256
 	RET
+
+// func aegis128Init(s *state, m *[2]block, ctx *block)
+// Ten times: S3 ^= ctx, S7 ^= ctx, Update(m[0], m[1]).
+TEXT ·aegis128Init(SB), NOSPLIT, $0-24
+	MOVQ  s+0(FP), DI
+	MOVQ  m+8(FP), SI
+	MOVQ  ctx+16(FP), AX
+	LOAD128
+	MOVOU (AX), X13
+	MOVOU 0(SI), X8
+	MOVOU 16(SI), X9
+	MOVQ  $10, CX
+loop:
+	PXOR X13, X3
+	PXOR X13, X7
+	UPDATE128
+	DECQ CX
+	JNZ  loop
+	STORE128
+	RET
+
+// func aegis256Init(s *state, m *[4]block, ctx *block)
+// Four times, for each of m[0..3]: S3 ^= ctx, S5 ^= ctx, Update(m[i]).
+TEXT ·aegis256Init(SB), NOSPLIT, $0-24
+	MOVQ  s+0(FP), DI
+	MOVQ  m+8(FP), SI
+	MOVQ  ctx+16(FP), AX
+	LOAD256
+	MOVOU (AX), X13
+	MOVQ  $4, CX
+loop:
+	PXOR  X13, X3
+	PXOR  X13, X5
+	MOVOU 0(SI), X6
+	UPDATE256
+	PXOR  X13, X3
+	PXOR  X13, X5
+	MOVOU 16(SI), X6
+	UPDATE256
+	PXOR  X13, X3
+	PXOR  X13, X5
+	MOVOU 32(SI), X6
+	UPDATE256
+	PXOR  X13, X3
+	PXOR  X13, X5
+	MOVOU 48(SI), X6
+	UPDATE256
+	DECQ  CX
+	JNZ   loop
+	STORE256
+	RET

@@ -208,3 +208,48 @@ loop:
 	BNE  loop
 	STORE256
 	RET
+
+// func aegis128Init(s *state, m *[2]block, ctx *block)
+// Ten times: S3 ^= ctx, S7 ^= ctx, Update(m[0], m[1]).
+TEXT ·aegis128Init(SB), NOSPLIT, $0-24
+	MOVD s+0(FP), R0
+	MOVD m+8(FP), R2
+	MOVD ctx+16(FP), R1
+	LOAD128
+	VLD1 (R1), [V25.B16]
+	VLD1 (R2), [V8.B16, V9.B16]
+	MOVD $10, R3
+loop:
+	VEOR V25.B16, V3.B16, V3.B16
+	VEOR V25.B16, V7.B16, V7.B16
+	UPDATE128
+	SUBS $1, R3, R3
+	BNE  loop
+	STORE128
+	RET
+
+// func aegis256Init(s *state, m *[4]block, ctx *block)
+// Four times, for each of m[0..3]: S3 ^= ctx, S5 ^= ctx, Update(m[i]).
+#define INIT256(mi) \
+	VEOR V25.B16, V3.B16, V3.B16; \
+	VEOR V25.B16, V5.B16, V5.B16; \
+	VORR mi.B16, mi.B16, V8.B16; \
+	UPDATE256
+
+TEXT ·aegis256Init(SB), NOSPLIT, $0-24
+	MOVD s+0(FP), R0
+	MOVD m+8(FP), R2
+	MOVD ctx+16(FP), R1
+	LOAD256
+	VLD1 (R1), [V25.B16]
+	VLD1 (R2), [V10.B16, V11.B16, V12.B16, V13.B16]
+	MOVD $4, R3
+loop:
+	INIT256(V10)
+	INIT256(V11)
+	INIT256(V12)
+	INIT256(V13)
+	SUBS $1, R3, R3
+	BNE  loop
+	STORE256
+	RET

@@ -26,6 +26,28 @@ func aegis256Enc(s *state, dst, src *byte, n, stride int)
 //go:noescape
 func aegis256Dec(s *state, dst, src *byte, n, stride int)
 
+//go:noescape
+func aegis128Init(s *state, m *[2]block, ctx *block)
+
+//go:noescape
+func aegis256Init(s *state, m *[4]block, ctx *block)
+
+func init128(s *state, m *[2]block, ctx *block) {
+	if aegisAsm {
+		aegis128Init(s, m, ctx)
+	} else {
+		init128Generic(s, m, ctx)
+	}
+}
+
+func init256(s *state, m *[4]block, ctx *block) {
+	if aegisAsm {
+		aegis256Init(s, m, ctx)
+	} else {
+		init256Generic(s, m, ctx)
+	}
+}
+
 // last128 and last256 are the index of the last byte a kernel touches.
 func last128(n, stride int) int { return (n-1)*stride + stride/2 + 15 }
 func last256(n, stride int) int { return (n-1)*stride + 15 }

@@ -122,3 +122,25 @@ func kernel256Generic(op int, s *state, dst, src []byte, n, stride int) {
 		s.update256(&m)
 	}
 }
+
+// init128Generic is AEGIS-128L's initialization rounds for one lane:
+// ten times S3 ^= ctx, S7 ^= ctx, Update(m[0], m[1]) (nonce, key).
+func init128Generic(s *state, m *[2]block, ctx *block) {
+	for range 10 {
+		s[3] = xor(&s[3], ctx)
+		s[7] = xor(&s[7], ctx)
+		s.update128(&m[0], &m[1])
+	}
+}
+
+// init256Generic is AEGIS-256's: four times, for each of m (k0, k1,
+// k0^n0, k1^n1), S3 ^= ctx, S5 ^= ctx, Update(m[i]).
+func init256Generic(s *state, m *[4]block, ctx *block) {
+	for range 4 {
+		for i := range m {
+			s[3] = xor(&s[3], ctx)
+			s[5] = xor(&s[5], ctx)
+			s.update256(&m[i])
+		}
+	}
+}

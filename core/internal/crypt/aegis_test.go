@@ -164,6 +164,26 @@ func checkKernels(t *testing.T, sel uint8, seed, msg []byte) {
 	if wide {
 		s0[6], s0[7] = block{}, block{} // not AEGIS-256's
 	}
+	// The initialization rounds, with message and context blocks from
+	// the message.
+	var m [4]block
+	var c block
+	for i := range 64 {
+		m[i/16][i%16] = msg[i%len(msg)]
+	}
+	copy(c[:], msg[len(msg)-min(16, len(msg)):])
+	got, want := s0, s0
+	if wide {
+		init256(&got, &m, &c)
+		init256Generic(&want, &m, &c)
+	} else {
+		m2 := [2]block{m[0], m[1]}
+		init128(&got, &m2, &c)
+		init128Generic(&want, &m2, &c)
+	}
+	if got != want {
+		t.Fatalf("wide %v: initialization kernels disagree", wide)
+	}
 	for i := range lanes {
 		got, want := s0, s0
 		dstGot, dstWant := make([]byte, n*stride), make([]byte, n*stride)

@@ -12,13 +12,14 @@
 #   PARTS="engine sdk-ts" ./bench/report.sh   some parts only (the others are left out)
 #   OUT=/tmp/b.md ./bench/report.sh        write elsewhere
 #
-# Parts: engine sdk-ts sandbox mount run overlay go browser (browser needs
-# Debian's chromium). mount, run and overlay
+# Parts (PARTS=all, the default, runs every one): engine sdk-ts sandbox
+# cloudflare mount run overlay sync browser crypt go; browser needs
+# Debian's chromium, cloudflare npm's workerd. mount, run and overlay
 # need root and /dev/fuse; without them their section says so.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-PARTS=${PARTS:-engine sdk-ts sandbox cloudflare mount run overlay sync browser go}
+PARTS=${PARTS:-all}
 OUT=${OUT:-$ROOT/docs/BENCHMARKS.md}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -39,7 +40,7 @@ sections=$WORK/sections.md
 part() {
 	local name=$1 title=$2
 	shift 2
-	[[ " $PARTS " == *" $name "* ]] || return 0
+	[[ $PARTS == all || " $PARTS " == *" $name "* ]] || return 0
 	local dir=$WORK/$name
 	mkdir -p "$dir"
 	printf '\n== %s: %s\n' "$name" "$*" >&2
@@ -71,6 +72,7 @@ part run "agentfs run beside a native directory" bash -c "$fuse; ./bench/agentfs
 part overlay "Overlay (init --base) through a FUSE mount" bash -c "$fuse; ./bench/overlay.sh"
 part sync "Sync through agentfs serve sync (loopback)" ./bench/sync.sh
 part browser "Browser: OPFS, cold start and .wasm size beside agentfs-sdk 0.6.4 (database-wasm)" ./bench/browser.sh
+part crypt "Encryption at rest: engine plain beside aes256gcm and aegis256" ./bench/crypt.sh
 part go "Go benchmarks (engine in-process, testing.B)" bash -c 'cd core && go test -run "^$" -bench . -benchtime 1x . | grep -E "^Benchmark|^ok"'
 
 commit=$(git rev-parse --short HEAD)

@@ -241,6 +241,12 @@ func (db *DB) pragmas() []string {
 	if db.crypt != "" {
 		// Sorts and temporary tables would spill pages in the clear.
 		p = append(p, "PRAGMA temp_store = MEMORY")
+		// An encrypted file cannot be mapped (every page is decrypted
+		// on its way in), so a page that misses SQLite's cache costs a
+		// pread and a decryption. A 32 MiB cache per connection instead
+		// of 2 MiB keeps an agent's working set decrypted in memory; it
+		// grows only as pages are read.
+		p = append(p, "PRAGMA cache_size = -32768")
 	}
 	if db.opts.ReadOnly {
 		// The driver has no read-only open mode; query_only makes every

@@ -1,10 +1,19 @@
 package crypt
 
-// AEGIS-128L and AEGIS-256 (draft-irtf-cfrg-aegis-aead), written from the
-// specification: Go's crypto/aes does not expose the AES round function
-// AEGIS is built on, and no pure-Go AEGIS is pinned here. The round is a
-// table-driven AES encryption round (SubBytes, ShiftRows, MixColumns, xor
-// round key). Tag length 16, as Turso uses.
+// AEGIS-128L, AEGIS-128X2/X4, AEGIS-256 and AEGIS-256X2/X4
+// (draft-irtf-cfrg-aegis-aead), written from the specification, tag
+// length 16 as Turso uses. An X variant is D (2 or 4) copies of the base
+// state side by side ("lanes"), told apart by a context block during
+// initialization; each lane sees its own blocks of every message chunk,
+// so the lanes never interact between initialization and the tag. That
+// is what lets one kernel, run once per lane over the whole message with
+// the chunk size as its stride, serve x1, x2 and x4 alike.
+//
+// The kernels (absorb, encrypt, decrypt over n chunks) are in
+// aegis_generic.go (pure Go, table-driven AES round) and, where the CPU
+// has AES instructions, in assembly (aegis_amd64.s with AES-NI,
+// aegis_arm64.s with the ARMv8 crypto extension); the `purego` build tag
+// keeps the pure-Go ones. kernels.go picks.
 
 import (
 	"crypto/cipher"
@@ -15,69 +24,13 @@ import (
 
 type block [16]byte
 
-var te [4][256]uint32
+// state is one lane: 8 blocks for AEGIS-128L, the first 6 for AEGIS-256.
+// The assembly kernels read and write it in place.
+type state [8]block
 
-func init() {
-	// The S-box from the multiplicative inverse in GF(2^8) and the affine
-	// map, then the four round tables.
-	mul := func(a, b byte) byte {
-		var p byte
-		for b != 0 {
-			if b&1 != 0 {
-				p ^= a
-			}
-			hi := a & 0x80
-			a <<= 1
-			if hi != 0 {
-				a ^= 0x1b
-			}
-			b >>= 1
-		}
-		return p
-	}
-	rotl := func(x byte, n uint) byte { return x<<n | x>>(8-n) }
-	for x := 0; x < 256; x++ {
-		inv := byte(0)
-		if x != 0 {
-			inv = 1
-			for i := 0; i < 254; i++ {
-				inv = mul(inv, byte(x))
-			}
-		}
-		s := inv ^ rotl(inv, 1) ^ rotl(inv, 2) ^ rotl(inv, 3) ^ rotl(inv, 4) ^ 0x63
-		s2, s3 := mul(s, 2), mul(s, 3)
-		// Column contribution of an input byte in row r: MixColumns'
-		// column r applied to s, packed little-endian (row 0 lowest).
-		te[0][x] = uint32(s2) | uint32(s)<<8 | uint32(s)<<16 | uint32(s3)<<24
-		te[1][x] = uint32(s3) | uint32(s2)<<8 | uint32(s)<<16 | uint32(s)<<24
-		te[2][x] = uint32(s) | uint32(s3)<<8 | uint32(s2)<<16 | uint32(s)<<24
-		te[3][x] = uint32(s) | uint32(s)<<8 | uint32(s3)<<16 | uint32(s2)<<24
-	}
-}
-
-// aesRound is AESRound(in, rk) of the specification.
-func aesRound(in, rk *block) (out block) {
-	for c := 0; c < 4; c++ {
-		w := te[0][in[4*c]] ^ te[1][in[4*((c+1)&3)+1]] ^ te[2][in[4*((c+2)&3)+2]] ^ te[3][in[4*((c+3)&3)+3]]
-		w ^= binary.LittleEndian.Uint32(rk[4*c:])
-		binary.LittleEndian.PutUint32(out[4*c:], w)
-	}
-	return out
-}
-
-func xor(a, b *block) (o block) {
-	for i := range o {
-		o[i] = a[i] ^ b[i]
-	}
-	return o
-}
-
-func and(a, b *block) (o block) {
-	for i := range o {
-		o[i] = a[i] & b[i]
-	}
-	return o
-}
+// maxRate is the largest chunk an update absorbs: AEGIS-128X4, two
+// blocks in each of 4 lanes.
+const maxRate = 32 * 4
 
 var (
 	c0 = block{0x00, 0x01, 0x01, 0x02, 0x03, 0x05, 0x08, 0x0d, 0x15, 0x22, 0x37, 0x59, 0x90, 0xe9, 0x79, 0x62}
@@ -86,129 +39,177 @@ var (
 
 var errOpen = errors.New("message authentication failed")
 
-func lengths(ad, msg int) (t block) {
-	binary.LittleEndian.PutUint64(t[:8], uint64(ad)*8)
-	binary.LittleEndian.PutUint64(t[8:], uint64(msg)*8)
-	return t
+func xor(a, b *block) (o block) {
+	for i := range o {
+		o[i] = a[i] ^ b[i]
+	}
+	return o
 }
 
-// aegis128 is AEGIS-128L (lanes 1) and AEGIS-128X2/X4 (lanes 2, 4): that
-// many AEGIS-128L states side by side, told apart by a context block
-// during initialization. Nonce 16 bytes.
-type aegis128 struct {
-	key   block
-	lanes int
+// aegis is one AEGIS variant with its key. wide selects the AEGIS-256
+// family (32-byte key and nonce, 6-block state, one block per lane per
+// update) over AEGIS-128L's (16-byte key and nonce, 8 blocks, two).
+type aegis struct {
+	k0, k1 block // k1 only for AEGIS-256
+	lanes  int
+	wide   bool
 }
 
-func newAegis128L(key []byte) (cipher.AEAD, error)  { return newAegis128(key, 1) }
-func newAegis128X2(key []byte) (cipher.AEAD, error) { return newAegis128(key, 2) }
-func newAegis128X4(key []byte) (cipher.AEAD, error) { return newAegis128(key, 4) }
+func newAegis128L(key []byte) (cipher.AEAD, error)  { return newAegis(key, false, 1) }
+func newAegis128X2(key []byte) (cipher.AEAD, error) { return newAegis(key, false, 2) }
+func newAegis128X4(key []byte) (cipher.AEAD, error) { return newAegis(key, false, 4) }
+func newAegis256(key []byte) (cipher.AEAD, error)   { return newAegis(key, true, 1) }
+func newAegis256X2(key []byte) (cipher.AEAD, error) { return newAegis(key, true, 2) }
+func newAegis256X4(key []byte) (cipher.AEAD, error) { return newAegis(key, true, 4) }
 
-func newAegis128(key []byte, lanes int) (cipher.AEAD, error) {
-	if len(key) != 16 {
+func newAegis(key []byte, wide bool, lanes int) (cipher.AEAD, error) {
+	a := &aegis{lanes: lanes, wide: wide}
+	if len(key) != a.NonceSize() {
+		if wide {
+			return nil, errors.New("aegis256: key must be 32 bytes")
+		}
 		return nil, errors.New("aegis128: key must be 16 bytes")
 	}
-	a := &aegis128{lanes: lanes}
-	copy(a.key[:], key)
+	copy(a.k0[:], key)
+	if wide {
+		copy(a.k1[:], key[16:])
+	}
 	return a, nil
 }
 
-func (*aegis128) NonceSize() int { return 16 }
-func (*aegis128) Overhead() int  { return tagSize }
-
-type state128L [8]block
-
-func (s *state128L) update(m0, m1 *block) {
-	t0 := xor(&s[0], m0)
-	t4 := xor(&s[4], m1)
-	n := state128L{
-		aesRound(&s[7], &t0), aesRound(&s[0], &s[1]), aesRound(&s[1], &s[2]), aesRound(&s[2], &s[3]),
-		aesRound(&s[3], &t4), aesRound(&s[4], &s[5]), aesRound(&s[5], &s[6]), aesRound(&s[6], &s[7]),
+// NonceSize is also the key size: 16 for AEGIS-128*, 32 for AEGIS-256*.
+func (a *aegis) NonceSize() int {
+	if a.wide {
+		return 32
 	}
-	*s = n
+	return 16
 }
 
-func (s *state128L) z() (z0, z1 block) {
-	a := and(&s[2], &s[3])
-	b := and(&s[6], &s[7])
-	for i := range z0 {
-		z0[i] = s[6][i] ^ s[1][i] ^ a[i]
-		z1[i] = s[2][i] ^ s[5][i] ^ b[i]
+func (*aegis) Overhead() int { return tagSize }
+
+// rate is the bytes absorbed per update: one (AEGIS-256) or two blocks
+// per lane. Within a chunk, lane i takes block i (and block lanes+i).
+func (a *aegis) rate() int {
+	if a.wide {
+		return 16 * a.lanes
 	}
-	return
+	return 32 * a.lanes
 }
 
-// ctx is lane i's context block: byte i, then byte lanes-1.
+// The kernels of the family: n chunks of stride bytes from src (which
+// starts at the lane's first block), for one lane.
+func (a *aegis) absorb(s *state, src []byte, n, stride int) {
+	if a.wide {
+		absorb256(s, src, n, stride)
+	} else {
+		absorb128(s, src, n, stride)
+	}
+}
+
+func (a *aegis) enc(s *state, dst, src []byte, n, stride int) {
+	if a.wide {
+		enc256(s, dst, src, n, stride)
+	} else {
+		enc128(s, dst, src, n, stride)
+	}
+}
+
+func (a *aegis) dec(s *state, dst, src []byte, n, stride int) {
+	if a.wide {
+		dec256(s, dst, src, n, stride)
+	} else {
+		dec128(s, dst, src, n, stride)
+	}
+}
+
+// ctx is lane i's context block: byte i, then byte lanes-1 (all zero for
+// a single lane, which makes its xor a no-op).
 func ctx(i, lanes int) (c block) {
 	c[0], c[1] = byte(i), byte(lanes-1)
 	return c
 }
 
-type states128 []state128L
-
-func (a *aegis128) init(nonce []byte) states128 {
-	var n block
-	copy(n[:], nonce)
-	kn := xor(&a.key, &n)
-	s := make(states128, a.lanes)
-	for i := range s {
-		s[i] = state128L{kn, c1, c0, c1, kn, xor(&a.key, &c0), xor(&a.key, &c1), xor(&a.key, &c0)}
+func (a *aegis) init(s []state, nonce []byte) {
+	if len(nonce) != a.NonceSize() {
+		panic("crypt: aegis: wrong nonce length") // as crypto/cipher's AEADs do
 	}
-	for range 10 {
+	if !a.wide {
+		n := block(nonce)
+		kn := xor(&a.k0, &n)
+		m := [2]block{n, a.k0} // Update(nonce, key)
 		for i := range s {
+			s[i] = state{kn, c1, c0, c1, kn, xor(&a.k0, &c0), xor(&a.k0, &c1), xor(&a.k0, &c0)}
 			c := ctx(i, a.lanes)
-			s[i][3] = xor(&s[i][3], &c)
-			s[i][7] = xor(&s[i][7], &c)
-			s[i].update(&n, &a.key)
+			init128(&s[i], &m, &c)
+		}
+		return
+	}
+	n0, n1 := block(nonce[:16]), block(nonce[16:32])
+	kn0, kn1 := xor(&a.k0, &n0), xor(&a.k1, &n1)
+	m := [4]block{a.k0, a.k1, kn0, kn1}
+	for i := range s {
+		s[i] = state{kn0, kn1, c1, c0, xor(&a.k0, &c0), xor(&a.k1, &c1)}
+		c := ctx(i, a.lanes)
+		init256(&s[i], &m, &c)
+	}
+}
+
+// absorbAD absorbs the associated data, the last chunk zero-padded.
+func (a *aegis) absorbAD(s []state, ad []byte) {
+	r := a.rate()
+	full := len(ad) / r * r
+	if full > 0 {
+		for i := range s {
+			a.absorb(&s[i], ad[16*i:full], full/r, r)
 		}
 	}
-	return s
-}
-
-// rate is the bytes absorbed per update: two blocks per lane.
-func (s states128) rate() int { return 32 * len(s) }
-
-// update absorbs one rate-sized chunk m: lane i takes blocks i and
-// lanes+i.
-func (s states128) update(m []byte) {
-	d := len(s)
-	for i := range s {
-		m0, m1 := block(m[16*i:]), block(m[16*(d+i):])
-		s[i].update(&m0, &m1)
+	if full < len(ad) {
+		var m [maxRate]byte
+		copy(m[:], ad[full:])
+		for i := range s {
+			a.absorb(&s[i], m[16*i:r], 1, r)
+		}
 	}
 }
 
-func (s states128) z(out []byte) {
-	d := len(s)
-	for i := range s {
-		z0, z1 := s[i].z()
-		copy(out[16*i:], z0[:])
-		copy(out[16*(d+i):], z1[:])
+// z is lane i's keystream for its next chunk, placed where its blocks go
+// in the chunk out.
+func (a *aegis) z(s *state, i int, out []byte) {
+	if a.wide {
+		for j := range 16 {
+			out[16*i+j] = s[1][j] ^ s[4][j] ^ s[5][j] ^ s[2][j]&s[3][j]
+		}
+		return
+	}
+	d := 16 * a.lanes
+	for j := range 16 {
+		out[16*i+j] = s[6][j] ^ s[1][j] ^ s[2][j]&s[3][j]
+		out[d+16*i+j] = s[2][j] ^ s[5][j] ^ s[6][j]&s[7][j]
 	}
 }
 
-func (s states128) absorb(ad []byte) {
-	m := make([]byte, s.rate())
-	for len(ad) > 0 {
-		clear(m)
-		n := copy(m, ad)
-		ad = ad[n:]
-		s.update(m)
-	}
-}
-
-func (s states128) finalize(adLen, msgLen int) (tag block) {
-	l := lengths(adLen, msgLen)
-	t := make([]byte, s.rate())
+func (a *aegis) finalize(s []state, adLen, msgLen int) (tag block) {
+	var l block
+	binary.LittleEndian.PutUint64(l[:8], uint64(adLen)*8)
+	binary.LittleEndian.PutUint64(l[8:], uint64(msgLen)*8)
 	for i := range s {
-		ti := xor(&s[i][2], &l)
-		copy(t[16*i:], ti[:])
-		copy(t[16*(len(s)+i):], ti[:])
-	}
-	for range 7 {
-		s.update(t)
-	}
-	for i := range s {
+		if a.wide {
+			t := xor(&s[i][3], &l)
+			for range 7 {
+				absorb256(&s[i], t[:], 1, 16)
+			}
+			for j := range tag {
+				tag[j] ^= s[i][0][j] ^ s[i][1][j] ^ s[i][2][j] ^ s[i][3][j] ^ s[i][4][j] ^ s[i][5][j]
+			}
+			continue
+		}
+		t := xor(&s[i][2], &l)
+		var m [32]byte // Update(t, t)
+		copy(m[:16], t[:])
+		copy(m[16:], t[:])
+		for range 7 {
+			absorb128(&s[i], m[:], 1, 32)
+		}
 		for j := range tag {
 			tag[j] ^= s[i][0][j] ^ s[i][1][j] ^ s[i][2][j] ^ s[i][3][j] ^ s[i][4][j] ^ s[i][5][j] ^ s[i][6][j]
 		}
@@ -216,182 +217,73 @@ func (s states128) finalize(adLen, msgLen int) (tag block) {
 	return tag
 }
 
-func (a *aegis128) Seal(dst, nonce, plaintext, ad []byte) []byte {
-	s := a.init(nonce)
-	s.absorb(ad)
-	return sealLanes(s, dst, plaintext, ad)
-}
-
-func (a *aegis128) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
-	s := a.init(nonce)
-	s.absorb(ad)
-	return openLanes(s, dst, ciphertext, ad)
-}
-
-// lanes is what Seal and Open need of a multi-lane AEGIS state.
-type lanes interface {
-	rate() int
-	z(out []byte)
-	update(m []byte)
-	finalize(adLen, msgLen int) block
-}
-
-func sealLanes(s lanes, dst, plaintext, ad []byte) []byte {
+func (a *aegis) Seal(dst, nonce, plaintext, ad []byte) []byte {
+	var st [4]state
+	s := st[:a.lanes]
+	a.init(s, nonce)
+	a.absorbAD(s, ad)
 	ret, out := sliceForAppend(dst, len(plaintext)+tagSize)
-	r := s.rate()
-	m, z := make([]byte, r), make([]byte, r)
-	for i := 0; i < len(plaintext); i += r {
-		clear(m)
-		n := copy(m, plaintext[i:])
-		s.z(z)
-		for j := 0; j < n; j++ {
-			out[i+j] = m[j] ^ z[j]
+	r := a.rate()
+	full := len(plaintext) / r * r
+	if full > 0 {
+		for i := range s {
+			a.enc(&s[i], out[16*i:full], plaintext[16*i:full], full/r, r)
 		}
-		s.update(m)
 	}
-	tag := s.finalize(len(ad), len(plaintext))
+	if rem := len(plaintext) - full; rem > 0 {
+		// The last chunk zero-padded: encrypting the padding too
+		// absorbs it, as the specification does.
+		var m, c [maxRate]byte
+		copy(m[:], plaintext[full:])
+		for i := range s {
+			a.enc(&s[i], c[16*i:r], m[16*i:r], 1, r)
+		}
+		copy(out[full:], c[:rem])
+	}
+	tag := a.finalize(s, len(ad), len(plaintext))
 	copy(out[len(plaintext):], tag[:])
 	return ret
 }
 
-func openLanes(s lanes, dst, ciphertext, ad []byte) ([]byte, error) {
+func (a *aegis) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
 	if len(ciphertext) < tagSize {
 		return nil, errOpen
 	}
+	var st [4]state
+	s := st[:a.lanes]
+	a.init(s, nonce)
+	a.absorbAD(s, ad)
 	ct, want := ciphertext[:len(ciphertext)-tagSize], ciphertext[len(ciphertext)-tagSize:]
 	ret, out := sliceForAppend(dst, len(ct))
-	r := s.rate()
-	m, z := make([]byte, r), make([]byte, r)
-	for i := 0; i < len(ct); i += r {
-		clear(m)
-		n := copy(m, ct[i:])
-		s.z(z)
-		for j := 0; j < n; j++ {
-			m[j] ^= z[j]
+	r := a.rate()
+	full := len(ct) / r * r
+	if full > 0 {
+		for i := range s {
+			a.dec(&s[i], out[16*i:full], ct[16*i:full], full/r, r)
 		}
-		clear(m[n:]) // a partial last block is absorbed zero-padded
-		copy(out[i:i+n], m[:n])
-		s.update(m)
 	}
-	tag := s.finalize(len(ad), len(ct))
+	if rem := len(ct) - full; rem > 0 {
+		// The last chunk: the plaintext is absorbed zero-padded, not
+		// ciphertext padding xor keystream, so it cannot go through dec.
+		var m [maxRate]byte
+		for i := range s {
+			a.z(&s[i], i, m[:r])
+		}
+		for j, c := range ct[full:] {
+			m[j] ^= c
+		}
+		clear(m[rem:])
+		copy(out[full:], m[:rem])
+		for i := range s {
+			a.absorb(&s[i], m[16*i:r], 1, r)
+		}
+	}
+	tag := a.finalize(s, len(ad), len(ct))
 	if subtle.ConstantTimeCompare(tag[:], want) != 1 {
 		clear(out)
 		return nil, errOpen
 	}
 	return ret, nil
-}
-
-// aegis256 is AEGIS-256 (lanes 1) and AEGIS-256X2/X4. Nonce 32 bytes.
-type aegis256 struct {
-	k0, k1 block
-	lanes  int
-}
-
-func newAegis256(key []byte) (cipher.AEAD, error)   { return newAegis256N(key, 1) }
-func newAegis256X2(key []byte) (cipher.AEAD, error) { return newAegis256N(key, 2) }
-func newAegis256X4(key []byte) (cipher.AEAD, error) { return newAegis256N(key, 4) }
-
-func newAegis256N(key []byte, lanes int) (cipher.AEAD, error) {
-	if len(key) != 32 {
-		return nil, errors.New("aegis256: key must be 32 bytes")
-	}
-	a := &aegis256{lanes: lanes}
-	copy(a.k0[:], key[:16])
-	copy(a.k1[:], key[16:])
-	return a, nil
-}
-
-func (*aegis256) NonceSize() int { return 32 }
-func (*aegis256) Overhead() int  { return tagSize }
-
-type state256 [6]block
-
-func (s *state256) update(m *block) {
-	t0 := xor(&s[0], m)
-	*s = state256{
-		aesRound(&s[5], &t0), aesRound(&s[0], &s[1]), aesRound(&s[1], &s[2]),
-		aesRound(&s[2], &s[3]), aesRound(&s[3], &s[4]), aesRound(&s[4], &s[5]),
-	}
-}
-
-type states256 []state256
-
-func (a *aegis256) init(nonce []byte) states256 {
-	n0, n1 := block(nonce[:16]), block(nonce[16:32])
-	kn0, kn1 := xor(&a.k0, &n0), xor(&a.k1, &n1)
-	s := make(states256, a.lanes)
-	for i := range s {
-		s[i] = state256{kn0, kn1, c1, c0, xor(&a.k0, &c0), xor(&a.k1, &c1)}
-	}
-	for range 4 {
-		for _, m := range []*block{&a.k0, &a.k1, &kn0, &kn1} {
-			for i := range s {
-				c := ctx(i, a.lanes)
-				s[i][3] = xor(&s[i][3], &c)
-				s[i][5] = xor(&s[i][5], &c)
-				s[i].update(m)
-			}
-		}
-	}
-	return s
-}
-
-func (s states256) rate() int { return 16 * len(s) }
-
-func (s states256) update(m []byte) {
-	for i := range s {
-		b := block(m[16*i:])
-		s[i].update(&b)
-	}
-}
-
-func (s states256) z(out []byte) {
-	for i := range s {
-		a := and(&s[i][2], &s[i][3])
-		for j := range 16 {
-			out[16*i+j] = s[i][1][j] ^ s[i][4][j] ^ s[i][5][j] ^ a[j]
-		}
-	}
-}
-
-func (s states256) absorb(ad []byte) {
-	m := make([]byte, s.rate())
-	for len(ad) > 0 {
-		clear(m)
-		n := copy(m, ad)
-		ad = ad[n:]
-		s.update(m)
-	}
-}
-
-func (s states256) finalize(adLen, msgLen int) (tag block) {
-	l := lengths(adLen, msgLen)
-	t := make([]byte, s.rate())
-	for i := range s {
-		ti := xor(&s[i][3], &l)
-		copy(t[16*i:], ti[:])
-	}
-	for range 7 {
-		s.update(t)
-	}
-	for i := range s {
-		for j := range tag {
-			tag[j] ^= s[i][0][j] ^ s[i][1][j] ^ s[i][2][j] ^ s[i][3][j] ^ s[i][4][j] ^ s[i][5][j]
-		}
-	}
-	return tag
-}
-
-func (a *aegis256) Seal(dst, nonce, plaintext, ad []byte) []byte {
-	s := a.init(nonce)
-	s.absorb(ad)
-	return sealLanes(s, dst, plaintext, ad)
-}
-
-func (a *aegis256) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
-	s := a.init(nonce)
-	s.absorb(ad)
-	return openLanes(s, dst, ciphertext, ad)
 }
 
 func sliceForAppend(in []byte, n int) (head, tail []byte) {

@@ -22,6 +22,7 @@ var (
 type Codec struct {
 	c    *Cipher
 	aead cipher.AEAD
+	hdr  [tursoHeader]byte // page 1's first 16 bytes as stored
 }
 
 // New makes the codec of cipher name with key. Errors name the fix and
@@ -38,19 +39,17 @@ func New(name string, key []byte) (*Codec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Codec{c: c, aead: a}, nil
+	k := &Codec{c: c, aead: a}
+	copy(k.hdr[:], tursoMagic)
+	k.hdr[6] = c.id
+	return k, nil
 }
 
 // Cipher is the codec's cipher.
 func (k *Codec) Cipher() *Cipher { return k.c }
 
 // header is page 1's first 16 bytes as stored.
-func (k *Codec) header() []byte {
-	h := make([]byte, tursoHeader)
-	copy(h, tursoMagic)
-	h[6] = k.c.id
-	return h
-}
+func (k *Codec) header() []byte { return k.hdr[:] }
 
 // encrypt writes page pgno (plain, len = page size) encrypted into out.
 func (k *Codec) encrypt(out, page []byte, pgno int64) error {
@@ -58,6 +57,9 @@ func (k *Codec) encrypt(out, page []byte, pgno int64) error {
 	if ps <= headerSize+meta {
 		return errors.New("crypt: page too small")
 	}
+	// A fresh random nonce per page write, as Turso's engine does: the
+	// format has no counter to derive one from, and crypto/rand is a
+	// vDSO call, a small part of a page's cost.
 	nonce := out[ps-ns:]
 	if _, err := rand.Read(nonce); err != nil {
 		return err
@@ -84,7 +86,8 @@ func (k *Codec) decrypt(page []byte, pgno int64) error {
 	if ps <= headerSize+meta {
 		return errors.New("crypt: page too small")
 	}
-	nonce := append([]byte{}, page[ps-ns:]...)
+	var nb [32]byte // the largest nonce; copied out as Open overwrites the page
+	nonce := nb[:copy(nb[:], page[ps-ns:])]
 	if pgno == 1 {
 		if !bytes.Equal(page[:tursoHeader], k.header()) {
 			return errAuth

@@ -120,12 +120,28 @@ func (f *dbFile) WriteAt(p []byte, off int64) (int, error) {
 	if !isPage(len(p), off) {
 		return 0, sqlite3.IOERR_WRITE
 	}
-	buf := make([]byte, len(p))
-	if err := f.codec.encrypt(buf, p, off/int64(len(p))+1); err != nil {
+	buf := getBuf(len(p))
+	defer putBuf(buf)
+	if err := f.codec.encrypt(*buf, p, off/int64(len(p))+1); err != nil {
 		return 0, sqlite3.IOERR_WRITE
 	}
-	return f.File.WriteAt(buf, off)
+	return f.File.WriteAt(*buf, off)
 }
+
+// bufs holds the encrypted copies of pages on their way to disk (SQLite's
+// own buffer is never changed), so that writing a page allocates nothing.
+var bufs sync.Pool
+
+func getBuf(n int) *[]byte {
+	if b, ok := bufs.Get().(*[]byte); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+func putBuf(b *[]byte) { bufs.Put(b) }
 
 // No memory mapping: SQLite must read pages through ReadAt.
 func (f *dbFile) DeviceCharacteristics() vfs.DeviceCharacteristic {
@@ -157,6 +173,11 @@ type walFile struct {
 	codec *Codec
 	mu    sync.Mutex
 	size  int // page size; 0 until known
+	// The frame header this connection wrote last (its offset, and the
+	// page number in it): SQLite writes a frame as its header, then the
+	// page, so the page's number is known without reading it back.
+	lastHdr  int64
+	lastPgno int64
 }
 
 const (
@@ -177,8 +198,9 @@ func (f *walFile) pageSize() int {
 }
 
 // frames calls fn for each whole page inside [off, off+n): its offset in
-// p, its page number (from the frame header in p, or else on disk).
-func (f *walFile) frames(p []byte, off int64, fn func(at int, pgno int64) error) error {
+// p, the offset of its frame header in the file, and its page number if
+// that header is in p too (else 0).
+func (f *walFile) frames(p []byte, off int64, fn func(at int, hdr, pgno int64) error) error {
 	ps := f.pageSize()
 	if ps == 0 {
 		return nil
@@ -192,17 +214,23 @@ func (f *walFile) frames(p []byte, off int64, fn func(at int, pgno int64) error)
 		if body < off || body+int64(ps) > off+int64(len(p)) {
 			continue // not whole here: a header-only access
 		}
-		at := int(body - off)
-		var pg [4]byte
+		at, pgno := int(body-off), int64(0)
 		if at >= frameHeader {
-			copy(pg[:], p[at-frameHeader:])
-		} else if _, err := f.File.ReadAt(pg[:], body-frameHeader); err != nil {
-			return err
+			pgno = int64(binary.BigEndian.Uint32(p[at-frameHeader:]))
 		}
-		if err := fn(at, int64(binary.BigEndian.Uint32(pg[:]))); err != nil {
+		if err := fn(at, body-frameHeader, pgno); err != nil {
 			return err
 		}
 	}
+}
+
+// pgnoAt reads the page number of the frame whose header is at hdr.
+func (f *walFile) pgnoAt(hdr int64) (int64, error) {
+	var pg [4]byte
+	if _, err := f.File.ReadAt(pg[:], hdr); err != nil {
+		return 0, err
+	}
+	return int64(binary.BigEndian.Uint32(pg[:])), nil
 }
 
 func (f *walFile) ReadAt(p []byte, off int64) (int, error) {
@@ -212,8 +240,27 @@ func (f *walFile) ReadAt(p []byte, off int64) (int, error) {
 		f.size = int(binary.BigEndian.Uint32(p[8:12]))
 		f.mu.Unlock()
 	}
-	if derr := f.frames(p[:n], off, func(at int, pgno int64) error {
-		return f.codec.decrypt(p[at:at+f.size], pgno)
+	if derr := f.frames(p[:n], off, func(at int, hdr, pgno int64) error {
+		page := p[at : at+f.size]
+		if pgno != 0 {
+			return f.codec.decrypt(page, pgno)
+		}
+		// SQLite reads a frame's page without its header. Only page 1
+		// decrypts differently from the others, and a page 1 frame
+		// does not authenticate as another page: try "not page 1"
+		// first, and read the header only when that fails.
+		saved := getBuf(len(page))
+		defer putBuf(saved)
+		copy(*saved, page)
+		if f.codec.decrypt(page, 2) == nil {
+			return nil
+		}
+		copy(page, *saved)
+		pgno, err := f.pgnoAt(hdr)
+		if err != nil {
+			return err
+		}
+		return f.codec.decrypt(page, pgno)
 	}); derr != nil {
 		// A frame that does not decrypt reads as the end of the log, as
 		// a torn frame does: SQLite's checksum check stops there.
@@ -231,17 +278,43 @@ func (f *walFile) WriteAt(p []byte, off int64) (int, error) {
 	} else if off >= walHeader && f.pageSize() == 0 {
 		return 0, sqlite3.IOERR_WRITE // a frame before its log's header: never in the clear
 	}
-	buf := p
-	err := f.frames(p, off, func(at int, pgno int64) error {
-		if &buf[0] == &p[0] {
-			buf = append([]byte{}, p...)
+	if ps := f.pageSize(); len(p) == frameHeader && off >= walHeader && ps != 0 && (off-walHeader)%int64(frameHeader+ps) == 0 {
+		f.mu.Lock()
+		f.lastHdr, f.lastPgno = off, int64(binary.BigEndian.Uint32(p[:4]))
+		f.mu.Unlock()
+		return f.File.WriteAt(p, off)
+	}
+	var buf *[]byte
+	err := f.frames(p, off, func(at int, hdr, pgno int64) error {
+		if pgno == 0 {
+			f.mu.Lock()
+			if f.lastHdr == hdr && hdr != 0 {
+				pgno = f.lastPgno
+			}
+			f.mu.Unlock()
 		}
-		return f.codec.encrypt(buf[at:at+f.size], p[at:at+f.size], pgno)
+		if pgno == 0 {
+			var err error
+			if pgno, err = f.pgnoAt(hdr); err != nil {
+				return err
+			}
+		}
+		if buf == nil {
+			buf = getBuf(len(p))
+			copy(*buf, p)
+		}
+		return f.codec.encrypt((*buf)[at:at+f.size], p[at:at+f.size], pgno)
 	})
+	if buf != nil {
+		defer putBuf(buf)
+	}
 	if err != nil {
 		return 0, sqlite3.IOERR_WRITE
 	}
-	return f.File.WriteAt(buf, off)
+	if buf == nil {
+		return f.File.WriteAt(p, off)
+	}
+	return f.File.WriteAt(*buf, off)
 }
 
 func (f *walFile) DeviceCharacteristics() vfs.DeviceCharacteristic {

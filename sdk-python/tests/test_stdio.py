@@ -204,12 +204,14 @@ def test_close_finishes_calls_in_flight(engine: str, tmp_path: Path) -> None:
 
 def test_heartbeat_keeps_an_idle_engine(engine: str) -> None:
     # With heartbeat_ms the engine exits after 3 silent intervals; the SDK
-    # pings while idle, so an idle agent stays usable. 400 ms, not less: on
-    # a loaded CI machine the client's first frame once came 151 ms after
-    # the start of a 50 ms heartbeat (3 intervals: the engine left).
-    with agentfs.AgentFS.open(heartbeat_ms=400) as a:
+    # pings while idle, so an idle agent stays usable. 1.5 s intervals:
+    # shorter ones flaked on loaded CI machines (load 20-40 on 2 cores),
+    # where the client's pinging thread was starved for longer than 3
+    # intervals of 50 ms, then of 400 ms. Idle for 4 intervals, so
+    # without the pings the engine would have left.
+    with agentfs.AgentFS.open(heartbeat_ms=1500) as a:
         a.fs.write_file("/x", "1")
-        time.sleep(2.0)  # five intervals idle
+        time.sleep(6.0)
         assert a.fs.read_file("/x") == "1"
         assert isinstance(a.transport, agentfs.StdioTransport)
         assert a.transport._proc.poll() is None

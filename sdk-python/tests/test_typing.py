@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 SDK = Path(__file__).resolve().parents[1]
 
 USER_CODE = textwrap.dedent(
@@ -34,6 +36,9 @@ USER_CODE = textwrap.dedent(
 )
 
 
+# mypy over the package takes minutes on a loaded machine: more than the
+# suite's 120 s per test.
+@pytest.mark.timeout(600)
 def test_mypy_strict(tmp_path: Path) -> None:
     (tmp_path / "user.py").write_text(USER_CODE)
     r = subprocess.run(

@@ -48,10 +48,9 @@ block() {
   ' "$1"
 }
 
+. tests/pypi/lib.sh
 step "tools: pypiserver and twine (tests/pypi/requirements.txt) in .cache/pypi-venv"
-tools=$root/.cache/pypi-venv
-[ -x "$tools/bin/python" ] || python3 -m venv "$tools"
-"$tools/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/pypi/requirements.txt
+pypi_tools
 
 step "build every wheel and the sdist (sdk-python/scripts/build-dists.sh)"
 sdk-python/scripts/build-dists.sh "$work/dist"
@@ -62,20 +61,8 @@ step "twine check --strict, and what each artifact carries"
 "$tools/bin/python" tests/pypi/check_dists.py "$work/dist" "$version"
 
 step "pypiserver on 127.0.0.1, twine upload"
-mkdir -p "$work/index"
-"$tools/bin/python" -m pip download --quiet --disable-pip-version-check --dest "$work/index" -r tests/pypi/index-deps.txt
-port=$("$tools/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$tools/bin/pypi-server" run -i 127.0.0.1 -p "$port" -a . -P . --disable-fallback "$work/index" >"$work/server.log" 2>&1 &
-server=$!
-url=http://127.0.0.1:$port
-get() { "$tools/bin/python" -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' "$1"; }
-for _ in $(seq 300); do
-  get "$url/health" >/dev/null 2>&1 && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/server.log" >&2; fail "pypi-server exited"; }
-  sleep 0.1
-done
-"$tools/bin/twine" upload --non-interactive --disable-progress-bar --repository-url "$url/" -u test -p test "$work"/dist/*
-listing=$(get "$url/simple/agentfs/")
+pypi_index "$work" "$work/dist"
+listing=$(pypi_get "$url/simple/agentfs/")
 n=$(grep -o "agentfs-$version[^\"#<]*\.\(whl\|tar\.gz\)" <<<"$listing" | sort -u | wc -l)
 [ "$n" = "$(ls "$work/dist" | wc -l)" ] || fail "the index lists $n agentfs files, not every uploaded one"
 export PIP_INDEX_URL=$url/simple/ PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1

@@ -28,7 +28,7 @@ timed_install() {
   python3 -m venv "$v"
   local start end
   start=$(date +%s.%N)
-  env PIP_INDEX_URL="$url/simple/" PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_CACHE_DIR="$work/cache-$RANDOM" \
+  env -u PIP_FIND_LINKS -u PIP_EXTRA_INDEX_URL PIP_INDEX_URL="$url/simple/" PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_CACHE_DIR="$work/cache-$RANDOM" \
     "$v/bin/pip" install --quiet "$1" >&2
   end=$(date +%s.%N)
   printf '%.1f' "$(echo "$end - $start" | bc)"

@@ -71,7 +71,7 @@ step "pip picks each platform's wheel from the index"
 pick() { # pick PLATFORM... -> the file pip downloads for a system of those platforms
   local d=$work/pick-$RANDOM args=()
   for p in "$@"; do args+=(--platform "$p"); done
-  "$tools/bin/python" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 "${args[@]}" --dest "$d" "agentfs==$version" >&2
+  env -u PIP_FIND_LINKS "$tools/bin/python" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 "${args[@]}" --dest "$d" "agentfs==$version" >&2
   ls "$d"
 }
 expect_pick() { local want=$1; shift; got=$(pick "$@"); [[ $got == $want ]] || fail "platform $*: pip chose $got, want $want"; echo "ok   $* -> $got"; }
@@ -87,9 +87,10 @@ expect_pick "agentfs-$version-py3-none-macosx_1*_x86_64.whl" macosx_14_0_x86_64
 expect_pick "agentfs-$version-py3-none-win_amd64.whl" win_amd64
 
 # A user's shell: the venv's bin first, then system directories only, so
-# neither go nor any agentfs binary is reachable; no AGENTFS_* settings.
+# neither go nor any agentfs binary is reachable; no AGENTFS_* settings;
+# pip looks at the test's index only (no find-links of this machine).
 user_env() {
-  env -u AGENTFS_BIN -u PYTHONPATH -u VIRTUAL_ENV -u GOFLAGS PATH="$1/bin:/usr/bin:/bin" HOME="$work/home" "${@:2}"
+  env -u AGENTFS_BIN -u PYTHONPATH -u VIRTUAL_ENV -u GOFLAGS -u PIP_FIND_LINKS -u PIP_EXTRA_INDEX_URL PATH="$1/bin:/usr/bin:/bin" HOME="$work/home" "${@:2}"
 }
 mkdir -p "$work/home"
 install=$(block README.md "install: python")

@@ -102,6 +102,6 @@ for s in sdists:
         names = [n.split("/", 1)[1] for n in t.getnames() if "/" in n]
     for f in ("pyproject.toml", "hatch_build.py", "LICENSE", "README.md", "PKG-INFO", "src/agentfs/_engine.py"):
         check(f in names, f"{s.name}: has {f}")
-    check(not any("_bin" in n or n.endswith(".go") or n.startswith("build/") for n in names), f"{s.name}: no engine, no Go sources")
+    check(not any("agentfs/_bin/" in n or n.endswith(".go") or n.startswith("build/") for n in names), f"{s.name}: no engine, no Go sources")
 
 sys.exit(1 if failures else 0)

@@ -74,14 +74,14 @@ pick() { # pick PLATFORM... -> the file pip downloads for a system of those plat
   env -u PIP_FIND_LINKS "$tools/bin/python" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 "${args[@]}" --dest "$d" "agentfs==$version" >&2
   ls "$d"
 }
-expect_pick() { local want=$1; shift; got=$(pick "$@"); [[ $got == $want ]] || fail "platform $*: pip chose $got, want $want"; echo "ok   $* -> $got"; }
+expect_pick() { local want=$1; shift; got=$(pick "$@"); [[ $got == $want ]] || fail "platform $*: pip chose $got, want $want"; echo "ok   $1... -> $got"; }
 # A glibc 2.36 x86_64 system (Debian 12) supports manylinux_2_36 down to 2_17.
 glibc() { local arch=$1 n; for n in $(seq "$2" -1 17); do echo "manylinux_2_${n}_$arch"; done; echo "manylinux2014_$arch"; }
 expect_pick "agentfs-$version-py3-none-manylinux_2_34_x86_64.whl" $(glibc x86_64 36)
 expect_pick "agentfs-$version-py3-none-manylinux_2_17_x86_64.*musllinux_1_1_x86_64.whl" $(glibc x86_64 31)
 expect_pick "agentfs-$version-py3-none-manylinux_2_17_x86_64.*musllinux_1_1_x86_64.whl" musllinux_1_2_x86_64 musllinux_1_1_x86_64
 expect_pick "agentfs-$version-py3-none-manylinux_2_17_aarch64.*musllinux_1_1_aarch64.whl" $(glibc aarch64 36)
-expect_pick "agentfs-$version-py3-none-manylinux_2_17_aarch64.*musllinux_1_1_aarch64.whl" musllinux_1_2_aarch64
+expect_pick "agentfs-$version-py3-none-manylinux_2_17_aarch64.*musllinux_1_1_aarch64.whl" musllinux_1_2_aarch64 musllinux_1_1_aarch64
 expect_pick "agentfs-$version-py3-none-macosx_1?_0_arm64.whl" macosx_14_0_arm64
 expect_pick "agentfs-$version-py3-none-macosx_1*_x86_64.whl" macosx_14_0_x86_64
 expect_pick "agentfs-$version-py3-none-win_amd64.whl" win_amd64

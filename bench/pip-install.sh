@@ -21,7 +21,7 @@ pypi_tools
 sdk-python/scripts/build-dists.sh "$work/dist" >&2
 pypi_index "$work" "$work/dist" >&2
 
-mib() { echo "scale=1; $(stat -c %s "$1") / 1048576" | bc; }
+mib() { printf "%.2f" "$(echo "scale=4; $(stat -c %s "$1") / 1048576" | bc)"; }
 # timed_install SPEC: seconds for pip install SPEC into a new venv, cold cache
 timed_install() {
   local v=$work/venv-$RANDOM

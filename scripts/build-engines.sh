@@ -12,7 +12,10 @@
 # darwin-arm64 darwin-x64 win32-x64. linux-x64 is built with cgo (go-libsql,
 # the fastest driver, and the one `agentfs sync` needs) when the host is
 # linux-x64; every other target is CGO_ENABLED=0 (the SQLite compiled to Go,
-# store/driver_nocgo.go), so no cross C toolchain is needed. A target whose
+# store/driver_nocgo.go), so no cross C toolchain is needed.
+# CGO_ENABLED=0 in the environment makes linux-x64 CGO-free too: a static
+# binary that needs no libc (the Python musllinux/old-glibc wheel uses it;
+# give it its own OUTDIR). A target whose
 # binary is already newer than every Go source is not rebuilt (CI caches).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,7 +51,7 @@ for t in "${targets[@]}"; do
 		continue
 	fi
 	cgo=0
-	[[ $host == linux-amd64 && $t == linux-x64 ]] && cgo=1
+	[[ $host == linux-amd64 && $t == linux-x64 && ${CGO_ENABLED:-1} != 0 ]] && cgo=1
 	mkdir -p "$out/$t"
 	(cd "$ROOT/cli" && CGO_ENABLED=$cgo GOOS=$goos GOARCH=$goarch \
 		go build -trimpath -ldflags='-s -w' -o "$bin.tmp" ./cmd/agentfs)

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser cloudflare go:nocgo crypt node examples gomod cargo cross"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser cloudflare go:nocgo crypt node examples gomod cargo pypi cross"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -32,6 +32,8 @@ run_suite() {
     crypt) ./tests/crypt/run.sh ;;
     gomod) ./tests/gomod/run.sh ;;
     cargo) go tool task test-cargo ;;
+    # every wheel + the sdist through a real index (pypiserver, twine, pip)
+    pypi) ./tests/pypi/run.sh ;;
     cross) ./scripts/cross-vet.sh ;;
     wasm-go) go tool task test-wasm-go ;;
     # The sandbox's node against the host's Node 20 (required when

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from ._errors import EngineNotFoundError
 
-# The wheel carries the linux x86_64 engine here (hatch_build.py puts it in).
-BUNDLED = Path(__file__).with_name("_bin") / "agentfs"
+# Each platform's wheel carries its engine here (hatch_build.py puts it in):
+# agentfs.exe in the win_amd64 wheel, agentfs in the others.
+BUNDLED = Path(__file__).with_name("_bin") / ("agentfs.exe" if os.name == "nt" else "agentfs")
 
 
 def find_engine(explicit: str | os.PathLike[str] | None = None) -> str:

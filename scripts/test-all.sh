@@ -36,9 +36,6 @@ run_suite() {
     pypi) ./tests/pypi/run.sh ;;
     cross) ./scripts/cross-vet.sh ;;
     wasm-go) go tool task test-wasm-go ;;
-    # The sandbox's node against the host's Node 20 (required when
-    # AGENTFS_REQUIRE_COMPAT=1), without the race detector's slowdown.
-    # A second run under GOOS=js checks that node works in the wasm build.
     # go:core runs the node command's tests (with -race); this suite runs
     # them again in the WebAssembly build, where goja and esbuild differ.
     node) (cd core && PATH="$PATH:$(go env GOROOT)/lib/wasm" GOOS=js GOARCH=wasm go test -count=1 -run 'TestNode_EvalPrintArgs|TestNode_TypeScript' ./sandbox/jsnode) ;;

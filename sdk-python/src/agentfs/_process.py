@@ -205,7 +205,8 @@ class Shell:
         self._a, self.id, self._release = agent, shell_id, release
 
     def spawn(self, script: str, **kw: Any) -> Process:
-        return self._a.spawn(script, _shell_id=self.id, **kw)
+        p: Process = self._a.spawn(script, _shell_id=self.id, **kw)
+        return p
 
     def run(self, script: str, **kw: Any) -> ProcessResult:
         return self.spawn(script, **kw).wait()
@@ -231,7 +232,8 @@ class AsyncShell:
         self._a, self.id, self._release = agent, shell_id, release
 
     async def spawn(self, script: str, **kw: Any) -> AsyncProcess:
-        return await self._a.spawn(script, _shell_id=self.id, **kw)
+        p: AsyncProcess = await self._a.spawn(script, _shell_id=self.id, **kw)
+        return p
 
     async def run(self, script: str, **kw: Any) -> ProcessResult:
         return await (await self.spawn(script, **kw)).wait()

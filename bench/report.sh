@@ -67,6 +67,7 @@ part sandbox "In-process sandbox beside bash + GNU tools" ./bench/sandbox.sh
 part mount "FUSE mount beside a native directory" bash -c "$fuse; ./bench/mount.sh"
 part run "agentfs run beside a native directory" bash -c "$fuse; ./bench/agentfs-run.sh"
 part overlay "Overlay (init --base) through a FUSE mount" bash -c "$fuse; ./bench/overlay.sh"
+part exec-stream "Exec streaming latency (first byte, stdin echo) over stdio and HTTP" ./bench/exec-stream.sh
 part go "Go benchmarks (engine in-process, testing.B)" bash -c 'cd core && go test -run "^$" -bench . -benchtime 1x . | grep -E "^Benchmark|^ok"'
 
 commit=$(git rev-parse --short HEAD)

@@ -13,7 +13,7 @@
 #   OUT=/tmp/b.md ./bench/report.sh        write elsewhere
 #
 # Parts (PARTS=all, the default, runs every one): engine sdk-ts sandbox
-# cloudflare mount run overlay sync browser crypt pip-install go; browser needs
+# cloudflare mount run overlay sync browser crypt pip-install exec-stream go; browser needs
 # Debian's chromium, cloudflare npm's workerd. mount, run and overlay
 # need root and /dev/fuse; without them their section says so.
 set -euo pipefail
@@ -74,6 +74,7 @@ part sync "Sync through agentfs serve sync (loopback)" ./bench/sync.sh
 part browser "Browser: OPFS, cold start and .wasm size beside agentfs-sdk 0.6.4 (database-wasm)" ./bench/browser.sh
 part crypt "Encryption at rest: engine plain beside aes256gcm and aegis256" ./bench/crypt.sh
 part pip-install "Python distributions: wheel sizes, pip install from a local index" ./bench/pip-install.sh
+part exec-stream "Exec streaming latency (first byte, stdin echo) over stdio and HTTP" ./bench/exec-stream.sh
 part go "Go benchmarks (engine in-process, testing.B)" bash -c 'cd core && go test -run "^$" -bench . -benchtime 1x . | grep -E "^Benchmark|^ok"'
 
 commit=$(git rev-parse --short HEAD)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/rpc"
 	agentsync "github.com/agentfs-go/agentfs/core/sync"
 )
 
@@ -43,6 +44,7 @@ type AgentFS struct {
 	kv      *localKV
 	tools   *localTools
 	sync    agentsync.Options
+	execer
 }
 
 var _ Agent = (*AgentFS)(nil)
@@ -86,12 +88,15 @@ func Open(ctx context.Context, opts Options) (*AgentFS, error) {
 		}
 		return nil, err
 	}
+	binds := &bindingTable{fns: map[string]*boundFn{}}
+	sess := rpc.NewSession(a, opts.ID, binds)
 	return &AgentFS{
 		agent: a, tempDir: temp,
-		fs:    &localFS{f: a.FS},
-		kv:    &localKV{s: a.KV},
-		tools: &localTools{l: a.Tools},
-		sync:  so,
+		fs:     &localFS{f: a.FS},
+		kv:     &localKV{s: a.KV},
+		tools:  &localTools{l: a.Tools},
+		sync:   so,
+		execer: execer{c: localProcs{svc: &rpc.Service{Version: core.Version}, sess: sess}, mapErr: localErr, binds: binds, session: sess},
 	}, nil
 }
 
@@ -113,6 +118,8 @@ func (a *AgentFS) Engine() *core.Agent { return a.agent }
 
 // Close closes the database (and removes it when it was temporary).
 func (a *AgentFS) Close() error {
+	// Running scripts stop before the database closes.
+	a.session.CloseProcs()
 	err := a.agent.Close()
 	if a.tempDir != "" {
 		err = errors.Join(err, os.RemoveAll(a.tempDir))

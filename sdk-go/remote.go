@@ -53,6 +53,7 @@ type Remote struct {
 	fs    *remoteFS
 	kv    *remoteKV
 	tools *remoteTools
+	execer
 }
 
 var _ Agent = (*Remote)(nil)
@@ -83,6 +84,7 @@ func Dial(ctx context.Context, opts RemoteOptions) (*Remote, error) {
 	r.fs = &remoteFS{c: agentfsv1connect.NewFilesystemServiceClient(hc, base, co)}
 	r.kv = &remoteKV{c: agentfsv1connect.NewKvServiceClient(hc, base, co)}
 	r.tools = &remoteTools{c: agentfsv1connect.NewToolsServiceClient(hc, base, co)}
+	r.execer = execer{c: remoteProcs{agentfsv1connect.NewProcessServiceClient(hc, base, co), agentfsv1connect.NewSandboxServiceClient(hc, base, co)}, mapErr: remoteErr}
 	var err error
 	if opts.Create {
 		_, err = r.agent.CreateAgent(ctx, &v1.CreateAgentRequest{Id: opts.Agent, ExistOk: true})

@@ -144,6 +144,7 @@ func (d *AgentDir) Close() error {
 	d.closed = true
 	var first error
 	for id, s := range d.open {
+		s.CloseProcs()
 		s.CloseHandles()
 		if err := s.Agent.Close(); err != nil && first == nil {
 			first = err
@@ -195,6 +196,7 @@ func NewHTTPHandler(dir *AgentDir, o HTTPOptions) http.Handler {
 		func() (string, http.Handler) { return agentfsv1connect.NewToolsServiceHandler(svc, opts...) },
 		func() (string, http.Handler) { return agentfsv1connect.NewAgentServiceHandler(svc, opts...) },
 		func() (string, http.Handler) { return agentfsv1connect.NewSandboxServiceHandler(svc, opts...) },
+		func() (string, http.Handler) { return agentfsv1connect.NewProcessServiceHandler(svc, opts...) },
 	} {
 		path, h := mk()
 		mux.Handle(path, h)

@@ -19,22 +19,9 @@ func (s *Service) Exec(ctx context.Context, r *v1.ExecRequest) (*v1.ExecResponse
 	if err != nil {
 		return nil, err
 	}
-	opts := sandbox.Options{Policy: sandbox.Policy{Allow: nilIfEmpty(r.Allow), Deny: r.Deny, Env: r.Env}, NoAudit: r.NoAudit}
-	if r.RestrictPaths {
-		opts.Policy.Readable = append([]string{}, r.Readable...)
-		opts.Policy.Writable = append([]string{}, r.Writable...)
-	}
-	if opts.Limits, err = s.execLimits(r.Limits); err != nil {
+	opts, err := s.sandboxOptions(sess, r)
+	if err != nil {
 		return nil, err
-	}
-	for _, n := range r.Net {
-		opts.Policy.Net = append(opts.Policy.Net, sandbox.NetRule{Prefix: n.Prefix, Methods: n.Methods, Headers: n.Headers})
-	}
-	if len(r.Bindings) > 0 && sess.Peer == nil {
-		return nil, errorf(v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION, "exec: bindings need a connection the engine can call back (stdio); this one cannot")
-	}
-	for _, b := range r.Bindings {
-		opts.Bindings = append(opts.Bindings, binding(b, agentfsv1rpc.NewHostServiceClient(sess.Peer)))
 	}
 	sb, err := sandbox.New(sess.Agent, opts)
 	if err != nil {
@@ -49,6 +36,30 @@ func (s *Service) Exec(ctx context.Context, r *v1.ExecRequest) (*v1.ExecResponse
 		out.Limit = res.Limit.Error()
 	}
 	return out, nil
+}
+
+// sandboxOptions are the policy, limits and bindings of an ExecRequest
+// (Exec, and the processes and shells of ProcessService).
+func (s *Service) sandboxOptions(sess *Session, r *v1.ExecRequest) (sandbox.Options, error) {
+	opts := sandbox.Options{Policy: sandbox.Policy{Allow: nilIfEmpty(r.Allow), Deny: r.Deny, Env: r.Env}, NoAudit: r.NoAudit}
+	if r.RestrictPaths {
+		opts.Policy.Readable = append([]string{}, r.Readable...)
+		opts.Policy.Writable = append([]string{}, r.Writable...)
+	}
+	var err error
+	if opts.Limits, err = s.execLimits(r.Limits); err != nil {
+		return opts, err
+	}
+	for _, n := range r.Net {
+		opts.Policy.Net = append(opts.Policy.Net, sandbox.NetRule{Prefix: n.Prefix, Methods: n.Methods, Headers: n.Headers})
+	}
+	if len(r.Bindings) > 0 && sess.Peer == nil {
+		return opts, errorf(v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION, "exec: bindings need a connection the engine can call back (stdio); this one cannot")
+	}
+	for _, b := range r.Bindings {
+		opts.Bindings = append(opts.Bindings, binding(b, agentfsv1rpc.NewHostServiceClient(sess.Peer)))
+	}
+	return opts, nil
 }
 
 // execLimits are the limits of an Exec that asked for the profile name,

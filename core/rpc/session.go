@@ -11,6 +11,7 @@ import (
 	"github.com/agentfs-go/agentfs/core"
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1rpc"
+	"github.com/agentfs-go/agentfs/core/sandbox"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
@@ -28,9 +29,14 @@ type Session struct {
 	// handshake's sync_token); empty: TURSO_DB_AUTH_TOKEN.
 	SyncToken string
 
+	// ProcLimits bound the session's process table (zero: defaults).
+	ProcLimits sandbox.ProcLimits
+
 	mu      sync.Mutex
 	next    uint64
 	handles map[uint64]*vfs.File
+	ptab    *sandbox.Procs    // ProcessService's table, made on first use
+	leases  map[uint64]*lease // HTTP: the lease of each process
 }
 
 // NewSession starts a session on an open agent.

@@ -45,6 +45,7 @@ func Methods(svc *Service) map[string]agentfsv1rpc.Func {
 		agentfsv1rpc.ToolsServiceMethods(svc),
 		agentfsv1rpc.AgentServiceMethods(svc),
 		agentfsv1rpc.SandboxServiceMethods(svc),
+		agentfsv1rpc.ProcessServiceMethods(svc),
 	} {
 		for k, v := range t {
 			m[k] = v
@@ -87,6 +88,9 @@ func (c *stdioConn) serve(ctx context.Context) error {
 	}
 	defer cleanup()
 	defer sess.CloseHandles()
+	// The connection's processes end with it (a client that went away
+	// must not leave scripts running).
+	defer sess.CloseProcs()
 	ctx = c.ctx
 
 	// The read loop runs on its own so that a silent client (heartbeat)

@@ -229,6 +229,32 @@ impl AgentFS {
         crate::sandbox::exec(&self.c.t, &self.c.bindings, script, opts)
     }
 
+    /// Starts a script as a [`crate::Process`]: read its output as it
+    /// comes, write its stdin, kill it, wait for its exit code.
+    pub fn spawn(&self, script: &str, opts: &crate::SpawnOptions) -> io::Result<crate::Process> {
+        crate::process::spawn(&self.c.t, &self.c.bindings, script, opts, 0)
+    }
+
+    /// Opens a persistent [`crate::Shell`] with this policy: working
+    /// directory, variables and functions survive between its scripts.
+    pub fn shell(&self, opts: &crate::ExecOptions) -> io::Result<crate::Shell> {
+        crate::process::shell(&self.c.t, &self.c.bindings, opts)
+    }
+
+    /// The processes running (or ended with their exit not read).
+    pub fn processes(&self) -> io::Result<Vec<crate::ProcessInfo>> {
+        Ok(crate::clients::ProcessServiceClient::new(Arc::clone(&self.c.t))
+            .list_processes(&pb::ListProcessesRequest {})?
+            .processes)
+    }
+
+    /// Kills a process by pid (signal 0: SIGKILL).
+    pub fn kill(&self, pid: u64, signal: i32) -> io::Result<()> {
+        crate::clients::ProcessServiceClient::new(Arc::clone(&self.c.t))
+            .kill_process(&pb::KillProcessRequest { pid, signal })?;
+        Ok(())
+    }
+
     /// What is open: id, database path, schema and engine versions.
     pub fn info(&self) -> io::Result<pb::InfoResponse> {
         self.c.agent.info(&pb::InfoRequest {})

@@ -84,6 +84,50 @@ impl AgentFS {
         self.c.t.engine_pid()
     }
 
+    /// Runs a shell script in the engine's sandbox (as the blocking
+    /// [`crate::AgentFS::exec`]; bindings are called on the reader's
+    /// threads).
+    pub async fn exec(&self, script: &str, opts: &crate::ExecOptions) -> io::Result<crate::ExecResult> {
+        self.c.bindings.register(&self.c.t, &opts.bindings)?;
+        let req = crate::sandbox::exec_request(script, opts);
+        let r = crate::clients::SandboxServiceClient::new(Arc::clone(&self.c.t)).exec_async(&req).await;
+        self.c.bindings.unregister(&self.c.t, &opts.bindings);
+        Ok(crate::sandbox::result(r?))
+    }
+
+    /// Starts a script as a [`Process`] (see [`crate::Process`]).
+    pub async fn spawn(&self, script: &str, opts: &crate::SpawnOptions) -> io::Result<Process> {
+        spawn(&self.c, script, opts, 0).await
+    }
+
+    /// Opens a persistent [`Shell`].
+    pub async fn shell(&self, opts: &crate::ExecOptions) -> io::Result<Shell> {
+        self.c.bindings.register(&self.c.t, &opts.bindings)?;
+        let release = crate::process::Release {
+            t: Arc::clone(&self.c.t),
+            reg: Arc::clone(&self.c.bindings),
+            opts: opts.clone(),
+            done: false,
+        };
+        let pc = crate::clients::ProcessServiceClient::new(Arc::clone(&self.c.t));
+        let r =
+            pc.open_shell_async(&pb::OpenShellRequest { exec: Some(crate::sandbox::exec_request("", opts)) }).await?;
+        Ok(Shell { id: r.shell_id, c: Arc::clone(&self.c), release })
+    }
+
+    /// The processes running (or ended with their exit not read).
+    pub async fn processes(&self) -> io::Result<Vec<crate::ProcessInfo>> {
+        let pc = crate::clients::ProcessServiceClient::new(Arc::clone(&self.c.t));
+        Ok(pc.list_processes_async(&pb::ListProcessesRequest {}).await?.processes)
+    }
+
+    /// Kills a process by pid (signal 0: SIGKILL).
+    pub async fn kill(&self, pid: u64, signal: i32) -> io::Result<()> {
+        let pc = crate::clients::ProcessServiceClient::new(Arc::clone(&self.c.t));
+        pc.kill_process_async(&pb::KillProcessRequest { pid, signal }).await?;
+        Ok(())
+    }
+
     /// Finishes the calls in flight and stops the engine.
     pub async fn close(self) -> io::Result<()> {
         let c = self.c;
@@ -349,4 +393,114 @@ pub struct Tools {
 
 impl Tools {
     tools_ops!(gen_async);
+}
+
+async fn spawn(c: &Arc<Clients>, script: &str, opts: &crate::SpawnOptions, shell_id: u64) -> io::Result<Process> {
+    c.bindings.register(&c.t, &opts.exec.bindings)?;
+    let release = crate::process::Release {
+        t: Arc::clone(&c.t),
+        reg: Arc::clone(&c.bindings),
+        opts: opts.exec.clone(),
+        done: false,
+    };
+    let pc = crate::clients::ProcessServiceClient::new(Arc::clone(&c.t));
+    let r = pc.start_process_async(&crate::process::start_request(script, opts, shell_id)).await?;
+    Ok(Process { pid: r.pid, c: pc, result: None, release })
+}
+
+/// A script running in the engine (async form of [`crate::Process`]).
+pub struct Process {
+    pid: u64,
+    c: crate::clients::ProcessServiceClient,
+    result: Option<crate::ProcessResult>,
+    release: crate::process::Release,
+}
+
+impl Process {
+    pub fn pid(&self) -> u64 {
+        self.pid
+    }
+
+    /// The next output (waits up to 30 s); `true` once the process ended
+    /// and every byte was read.
+    pub async fn read(&mut self) -> io::Result<(Vec<crate::Chunk>, bool)> {
+        if self.result.is_some() {
+            return Ok((Vec::new(), true));
+        }
+        let req = pb::ReadProcessRequest { pid: self.pid, wait_ms: crate::process::WAIT_MS, max_bytes: 0 };
+        let mut r = self.c.read_process_async(&req).await?;
+        let cs = crate::process::chunks(&mut r);
+        if let Some(e) = crate::process::end(&r) {
+            self.result = Some(e);
+            self.release.release();
+        }
+        Ok((cs, self.result.is_some()))
+    }
+
+    /// Writes to stdin (spawn with `keep_stdin_open`).
+    pub async fn write(&self, data: &[u8]) -> io::Result<()> {
+        self.c
+            .write_process_async(&pb::WriteProcessRequest { pid: self.pid, data: data.to_vec(), close_stdin: false })
+            .await?;
+        Ok(())
+    }
+
+    /// The script reads end of file after what was written.
+    pub async fn close_stdin(&self) -> io::Result<()> {
+        self.c
+            .write_process_async(&pb::WriteProcessRequest { pid: self.pid, data: Vec::new(), close_stdin: true })
+            .await?;
+        Ok(())
+    }
+
+    /// Sends a POSIX signal (0: SIGKILL); the exit code becomes 128+signal.
+    pub async fn kill(&self, signal: i32) -> io::Result<()> {
+        if self.result.is_none() {
+            self.c.kill_process_async(&pb::KillProcessRequest { pid: self.pid, signal }).await?;
+        }
+        Ok(())
+    }
+
+    /// Reads to the end: the exit status and the output not read before.
+    pub async fn wait(&mut self) -> io::Result<crate::ProcessResult> {
+        let mut all = Vec::new();
+        loop {
+            let (cs, done) = self.read().await?;
+            all.extend(cs);
+            if done {
+                return Ok(crate::process::finish(self.result.clone().expect("ended"), all));
+            }
+        }
+    }
+}
+
+/// A persistent shell (async form of [`crate::Shell`]).
+pub struct Shell {
+    id: u64,
+    c: Arc<Clients>,
+    release: crate::process::Release,
+}
+
+impl Shell {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Starts a script in the shell.
+    pub async fn spawn(&self, script: &str, opts: &crate::SpawnOptions) -> io::Result<Process> {
+        spawn(&self.c, script, opts, self.id).await
+    }
+
+    /// Runs a script in the shell and waits for it.
+    pub async fn run(&self, script: &str) -> io::Result<crate::ProcessResult> {
+        self.spawn(script, &crate::SpawnOptions::default()).await?.wait().await
+    }
+
+    /// Kills the shell's scripts and forgets its state.
+    pub async fn close(mut self) -> io::Result<()> {
+        let pc = crate::clients::ProcessServiceClient::new(Arc::clone(&self.c.t));
+        let r = pc.close_shell_async(&pb::CloseShellRequest { shell_id: self.id }).await;
+        self.release.release();
+        r.map(|_| ())
+    }
 }

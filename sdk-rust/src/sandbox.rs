@@ -77,7 +77,11 @@ impl Registry {
         self.fns.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn register(self: &Arc<Self>, t: &Arc<dyn Transport>, bindings: &HashMap<String, Binding>) -> io::Result<()> {
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        t: &Arc<dyn Transport>,
+        bindings: &HashMap<String, Binding>,
+    ) -> io::Result<()> {
         if bindings.is_empty() {
             return Ok(());
         }
@@ -95,7 +99,7 @@ impl Registry {
         Ok(())
     }
 
-    fn unregister(&self, t: &Arc<dyn Transport>, bindings: &HashMap<String, Binding>) {
+    pub(crate) fn unregister(&self, t: &Arc<dyn Transport>, bindings: &HashMap<String, Binding>) {
         if bindings.is_empty() {
             return;
         }
@@ -145,7 +149,25 @@ pub(crate) fn exec(
     opts: &ExecOptions,
 ) -> io::Result<ExecResult> {
     reg.register(t, &opts.bindings)?;
-    let req = pb::ExecRequest {
+    let req = exec_request(script, opts);
+    let res = SandboxServiceClient::new(Arc::clone(t)).exec(&req);
+    reg.unregister(t, &opts.bindings);
+    let r = res?;
+    Ok(result(r))
+}
+
+pub(crate) fn result(r: pb::ExecResponse) -> ExecResult {
+    ExecResult {
+        exit_code: r.exit_code,
+        stdout: r.stdout,
+        stderr: r.stderr,
+        limit: (!r.limit.is_empty()).then_some(r.limit),
+    }
+}
+
+/// The request of a script with its options (exec, spawn, shell).
+pub(crate) fn exec_request(script: &str, opts: &ExecOptions) -> pb::ExecRequest {
+    pb::ExecRequest {
         script: script.to_string(),
         dir: opts.dir.clone().unwrap_or_default(),
         stdin: opts.stdin.clone(),
@@ -161,14 +183,5 @@ pub(crate) fn exec(
             })
             .collect(),
         ..Default::default()
-    };
-    let res = SandboxServiceClient::new(Arc::clone(t)).exec(&req);
-    reg.unregister(t, &opts.bindings);
-    let r = res?;
-    Ok(ExecResult {
-        exit_code: r.exit_code,
-        stdout: r.stdout,
-        stderr: r.stderr,
-        limit: (!r.limit.is_empty()).then_some(r.limit),
-    })
+    }
 }

@@ -15,7 +15,8 @@ import { Filesystem } from "./fs.js";
 import { HttpTransport } from "./http.js";
 import { KvStore } from "./kv.js";
 import { StdioTransport } from "./stdio.js";
-import { Sandbox, type ExecOptions, type ExecResult } from "./sandbox.js";
+import { Sandbox, type ExecOptions, type ExecResult, type Process, type Shell, type SpawnOptions } from "./sandbox.js";
+import type { ProcessInfo } from "./gen/agentfs/v1/process_pb.js";
 import { ToolCalls } from "./tools.js";
 import type { Transport } from "./transport.js";
 import { loadWasm, type WasmEngine } from "./wasm.js";
@@ -328,6 +329,34 @@ export class AgentFS {
       networkReceivedBytes: Number(r.networkReceivedBytes),
       remoteUrl: r.remoteUrl,
     };
+  }
+
+  /**
+   * Starts a script as a process and resolves with its handle: stream its
+   * output (`for await (const c of proc)`), `write()` its stdin,
+   * `kill(signal)`, `wait()` for the exit code. Over stdio the process
+   * ends with this connection; over HTTP with its lease.
+   */
+  spawn(script: string, options?: SpawnOptions): Promise<Process> {
+    return this.sandbox.spawn(script, options);
+  }
+
+  /**
+   * Opens a persistent shell: `const sh = await agent.shell();
+   * await sh.run("cd /x; export A=1"); (await sh.run("pwd; echo $A")).stdout`.
+   */
+  shell(options?: Omit<ExecOptions, "signal" | "stdin">): Promise<Shell> {
+    return this.sandbox.shell(options);
+  }
+
+  /** The running processes (and the ended ones whose exit is not read yet). */
+  processes(): Promise<ProcessInfo[]> {
+    return this.sandbox.processes();
+  }
+
+  /** Kills a process of processes() by pid (default SIGKILL). */
+  async kill(pid: number, signal = 9): Promise<void> {
+    await this.sandbox.procs.killProcess({ pid: BigInt(pid), signal });
   }
 
   /**

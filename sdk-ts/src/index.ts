@@ -17,7 +17,9 @@ export {
 // agentfs-sdk 0.6.4 names the filesystem interface FileSystem.
 export type { Filesystem as FileSystem } from "./fs.js";
 export { KvStore } from "./kv.js";
-export type { Binding, ExecOptions, ExecResult } from "./sandbox.js";
+export type { Binding, ExecOptions, ExecResult, SpawnOptions, OutputChunk, ProcessResult } from "./sandbox.js";
+export { Process, Shell } from "./sandbox.js";
+export type { ProcessInfo } from "./gen/agentfs/v1/process_pb.js";
 export { ToolCalls, type ToolCall, type ToolCallStats } from "./tools.js";
 export { AgentFSError } from "./errors.js";
 export { findEngine, bundledEngine, bundledAddon, type EngineMode } from "./engine.js";

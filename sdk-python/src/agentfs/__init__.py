@@ -30,6 +30,7 @@ from ._errors import (
     UnimplementedError,
 )
 from ._http import HttpTransport
+from ._process import OutputChunk, Process, ProcessInfo, ProcessResult, Shell
 from ._stdio import StdioTransport
 from ._sync import AgentFS, File, Filesystem, KvStore, ToolCalls
 from ._types import (
@@ -68,6 +69,11 @@ __all__ = [
     "InvalidArgumentError",
     "KvStore",
     "NotFoundError",
+    "OutputChunk",
+    "Process",
+    "ProcessInfo",
+    "ProcessResult",
+    "Shell",
     "PermissionDeniedError",
     "ResourceExhaustedError",
     "S_IFDIR",

@@ -18,6 +18,7 @@ from ._bindings import Binding, Bindings
 from ._connect import connect
 from ._http import HttpTransport
 from ._ops import Op
+from ._process import Process, ProcessInfo, Shell, infos, shell_request, start_request
 from ._stdio import StdioTransport
 from ._types import (
     AgentFSOptions,
@@ -32,7 +33,7 @@ from ._types import (
     ToolCall,
     ToolCallStats,
 )
-from .v1 import rpc
+from .v1 import process_pb2, rpc
 
 T = TypeVar("T")
 
@@ -42,7 +43,7 @@ Data = str | bytes | bytearray | memoryview
 class _Clients:
     """The generated clients over one transport."""
 
-    __slots__ = ("fs", "kv", "tools", "agent", "sandbox")
+    __slots__ = ("fs", "kv", "tools", "agent", "sandbox", "process")
 
     def __init__(self, t: StdioTransport | HttpTransport) -> None:
         self.fs = rpc.FilesystemServiceClient(t)
@@ -50,6 +51,7 @@ class _Clients:
         self.tools = rpc.ToolsServiceClient(t)
         self.agent = rpc.AgentServiceClient(t)
         self.sandbox = rpc.SandboxServiceClient(t)
+        self.process = rpc.ProcessServiceClient(t)
 
 
 class _Part:
@@ -483,6 +485,74 @@ class AgentFS:
             return self._agent._do(_ops.exec_script(script, dir, stdin, env, limits, specs, allow, deny, no_audit))
         finally:
             self._bindings.unregister(bindings)
+
+    def spawn(
+        self,
+        script: str,
+        *,
+        dir: str = "",
+        stdin: bytes = b"",
+        env: dict[str, str] | None = None,
+        limits: str = "",
+        bindings: dict[str, Binding] | None = None,
+        allow: list[str] | None = None,
+        deny: list[str] | None = None,
+        no_audit: bool = False,
+        keep_stdin_open: bool = False,
+        timeout_ms: int = 0,
+        detach: bool = False,
+        lease_ms: int = 0,
+        _shell_id: int = 0,
+    ) -> Process:
+        """Starts a script as a process and returns its handle: iterate it
+        for output as it comes, write() stdin (keep_stdin_open=True),
+        kill(signal), wait() for the exit code. Same options as exec, plus
+        timeout_ms (SIGKILL after), and over HTTP detach / lease_ms (a
+        process nobody reads or writes for its lease is killed)."""
+        specs = self._bindings.specs(bindings)
+        self._bindings.register(bindings)
+        try:
+            r = self.rpc.process.start_process(start_request(
+                script, dir=dir, stdin=stdin, env=env, limits=limits, specs=specs, allow=allow, deny=deny,
+                no_audit=no_audit, shell_id=_shell_id, keep_stdin_open=keep_stdin_open, timeout_ms=timeout_ms,
+                detach=detach, lease_ms=lease_ms,
+            ))
+        except BaseException:
+            self._bindings.unregister(bindings)
+            raise
+        return Process(self.rpc.process, r.pid, lambda: self._bindings.unregister(bindings))
+
+    def shell(
+        self,
+        *,
+        dir: str = "/",
+        env: dict[str, str] | None = None,
+        limits: str = "",
+        bindings: dict[str, Binding] | None = None,
+        allow: list[str] | None = None,
+        deny: list[str] | None = None,
+        no_audit: bool = False,
+    ) -> Shell:
+        """Opens a persistent shell: working directory, variables and
+        functions survive between its run() calls, as in `agentfs sh`."""
+        specs = self._bindings.specs(bindings)
+        self._bindings.register(bindings)
+        try:
+            r = self.rpc.process.open_shell(shell_request(
+                dir=dir, env=env, limits=limits, specs=specs, allow=allow, deny=deny, no_audit=no_audit
+            ))
+        except BaseException:
+            self._bindings.unregister(bindings)
+            raise
+        return Shell(self, r.shell_id, lambda: self._bindings.unregister(bindings))
+
+    def processes(self) -> list[ProcessInfo]:
+        """The processes running (or ended with their exit not read)."""
+        return infos(self.rpc.process.list_processes(process_pb2.ListProcessesRequest()))
+
+    def kill(self, pid: int, signal: int = 9) -> None:
+        """Kills a process of processes() by pid (default SIGKILL)."""
+        self.rpc.process.kill_process(process_pb2.KillProcessRequest(pid=pid, signal=signal))
 
     def close(self) -> None:
         """Finishes the calls in flight and stops the engine (stdio) or

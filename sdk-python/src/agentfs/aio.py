@@ -23,6 +23,7 @@ from ._connect import connect
 from ._errors import *  # noqa: F403  (the same exceptions, importable from here)
 from ._http import HttpTransport
 from ._ops import Op
+from ._process import AsyncProcess, ProcessInfo, AsyncShell, infos, shell_request, start_request
 from ._stdio import StdioTransport
 from ._types import (
     AgentFSOptions,
@@ -37,7 +38,7 @@ from ._types import (
     ToolCall,
     ToolCallStats,
 )
-from .v1 import rpc
+from .v1 import process_pb2, rpc
 
 __all__ = ["AgentFS", "AgentFSOptions", "Filesystem", "File", "KvStore", "ToolCalls"]
 
@@ -47,7 +48,7 @@ Data = str | bytes | bytearray | memoryview
 
 
 class _Clients:
-    __slots__ = ("fs", "kv", "tools", "agent", "sandbox")
+    __slots__ = ("fs", "kv", "tools", "agent", "sandbox", "process")
 
     def __init__(self, t: StdioTransport | HttpTransport) -> None:
         self.fs = rpc.AsyncFilesystemServiceClient(t)
@@ -55,6 +56,7 @@ class _Clients:
         self.tools = rpc.AsyncToolsServiceClient(t)
         self.agent = rpc.AsyncAgentServiceClient(t)
         self.sandbox = rpc.AsyncSandboxServiceClient(t)
+        self.process = rpc.AsyncProcessServiceClient(t)
 
 
 class _Part:
@@ -425,6 +427,74 @@ class AgentFS:
             return await self._agent._do(_ops.exec_script(script, dir, stdin, env, limits, specs, allow, deny, no_audit))
         finally:
             self._bindings.unregister(bindings)
+
+    async def spawn(
+        self,
+        script: str,
+        *,
+        dir: str = "",
+        stdin: bytes = b"",
+        env: dict[str, str] | None = None,
+        limits: str = "",
+        bindings: dict[str, Binding] | None = None,
+        allow: list[str] | None = None,
+        deny: list[str] | None = None,
+        no_audit: bool = False,
+        keep_stdin_open: bool = False,
+        timeout_ms: int = 0,
+        detach: bool = False,
+        lease_ms: int = 0,
+        _shell_id: int = 0,
+    ) -> AsyncProcess:
+        """Starts a script as a process and returns its handle: iterate it
+        for output as it comes, write() stdin (keep_stdin_open=True),
+        kill(signal), wait() for the exit code. Same options as exec, plus
+        timeout_ms (SIGKILL after), and over HTTP detach / lease_ms (a
+        process nobody reads or writes for its lease is killed)."""
+        specs = self._bindings.specs(bindings)
+        self._bindings.register(bindings, asyncio.get_running_loop())
+        try:
+            r = await self.rpc.process.start_process(start_request(
+                script, dir=dir, stdin=stdin, env=env, limits=limits, specs=specs, allow=allow, deny=deny,
+                no_audit=no_audit, shell_id=_shell_id, keep_stdin_open=keep_stdin_open, timeout_ms=timeout_ms,
+                detach=detach, lease_ms=lease_ms,
+            ))
+        except BaseException:
+            self._bindings.unregister(bindings)
+            raise
+        return AsyncProcess(self.rpc.process, r.pid, lambda: self._bindings.unregister(bindings))
+
+    async def shell(
+        self,
+        *,
+        dir: str = "/",
+        env: dict[str, str] | None = None,
+        limits: str = "",
+        bindings: dict[str, Binding] | None = None,
+        allow: list[str] | None = None,
+        deny: list[str] | None = None,
+        no_audit: bool = False,
+    ) -> AsyncShell:
+        """Opens a persistent shell: working directory, variables and
+        functions survive between its run() calls, as in `agentfs sh`."""
+        specs = self._bindings.specs(bindings)
+        self._bindings.register(bindings, asyncio.get_running_loop())
+        try:
+            r = await self.rpc.process.open_shell(shell_request(
+                dir=dir, env=env, limits=limits, specs=specs, allow=allow, deny=deny, no_audit=no_audit
+            ))
+        except BaseException:
+            self._bindings.unregister(bindings)
+            raise
+        return AsyncShell(self, r.shell_id, lambda: self._bindings.unregister(bindings))
+
+    async def processes(self) -> list[ProcessInfo]:
+        """The processes running (or ended with their exit not read)."""
+        return infos(await self.rpc.process.list_processes(process_pb2.ListProcessesRequest()))
+
+    async def kill(self, pid: int, signal: int = 9) -> None:
+        """Kills a process of processes() by pid (default SIGKILL)."""
+        await self.rpc.process.kill_process(process_pb2.KillProcessRequest(pid=pid, signal=signal))
 
     async def close(self) -> None:
         # Shutdown waits for the engine to exit: not on the event loop.

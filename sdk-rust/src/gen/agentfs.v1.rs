@@ -1032,6 +1032,233 @@ pub struct KvDeleteResponse {
     #[prost(bool, tag="1")]
     pub deleted: bool,
 }
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct BindingSpec {
+    #[prost(string, tag="1")]
+    pub name: ::prost::alloc::string::String,
+    #[prost(string, tag="2")]
+    pub description: ::prost::alloc::string::String,
+    /// JSON schema (an object with properties) of the arguments; empty for
+    /// none.
+    #[prost(string, tag="3")]
+    pub schema_json: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct NetRuleSpec {
+    /// URL prefix, e.g. "<https://api.example.com/v1/".>
+    #[prost(string, tag="1")]
+    pub prefix: ::prost::alloc::string::String,
+    /// Allowed methods; empty means every method.
+    #[prost(string, repeated, tag="2")]
+    pub methods: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// Headers added at the boundary (secrets stay on the host side).
+    #[prost(map="string, string", tag="3")]
+    pub headers: ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ExecRequest {
+    #[prost(string, tag="1")]
+    pub script: ::prost::alloc::string::String,
+    /// Working directory in the agent filesystem (default "/").
+    #[prost(string, tag="2")]
+    pub dir: ::prost::alloc::string::String,
+    #[prost(bytes="vec", tag="3")]
+    pub stdin: ::prost::alloc::vec::Vec<u8>,
+    #[prost(map="string, string", tag="4")]
+    pub env: ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    /// Readable and writable path prefixes; unset means everything.
+    #[prost(string, repeated, tag="5")]
+    pub readable: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(string, repeated, tag="6")]
+    pub writable: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(bool, tag="7")]
+    pub restrict_paths: bool,
+    /// Commands that may run (empty: all) and that may not.
+    #[prost(string, repeated, tag="8")]
+    pub allow: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(string, repeated, tag="9")]
+    pub deny: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(message, repeated, tag="10")]
+    pub net: ::prost::alloc::vec::Vec<NetRuleSpec>,
+    #[prost(message, repeated, tag="11")]
+    pub bindings: ::prost::alloc::vec::Vec<BindingSpec>,
+    /// Limits profile: "normal" (default), "hardened" or "none".
+    #[prost(string, tag="12")]
+    pub limits: ::prost::alloc::string::String,
+    /// Skip the engine's own "exec" record in the tool-call log: the caller
+    /// records the call itself (the SDKs' ready-made bash tool logs it as
+    /// "bash" with its output), so the log has one entry per call.
+    #[prost(bool, tag="13")]
+    pub no_audit: bool,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ExecResponse {
+    #[prost(int32, tag="1")]
+    pub exit_code: i32,
+    #[prost(bytes="vec", tag="2")]
+    pub stdout: ::prost::alloc::vec::Vec<u8>,
+    #[prost(bytes="vec", tag="3")]
+    pub stderr: ::prost::alloc::vec::Vec<u8>,
+    /// Set when a limit stopped the script.
+    #[prost(string, tag="4")]
+    pub limit: ::prost::alloc::string::String,
+    #[prost(int64, tag="5")]
+    pub duration_ns: i64,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CallBindingRequest {
+    #[prost(string, tag="1")]
+    pub name: ::prost::alloc::string::String,
+    #[prost(string, tag="2")]
+    pub args_json: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CallBindingResponse {
+    /// JSON result, printed by the command.
+    #[prost(string, tag="1")]
+    pub result_json: ::prost::alloc::string::String,
+    /// When set, the command fails with this message.
+    #[prost(string, tag="2")]
+    pub error: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct StartProcessRequest {
+    /// The script and its policy, as for SandboxService.Exec (stdin holds
+    /// the first bytes of stdin). In a shell, only script, dir, stdin, env
+    /// and bindings apply: the policy is the shell's.
+    #[prost(message, optional, tag="1")]
+    pub exec: ::core::option::Option<ExecRequest>,
+    /// Run in this shell of OpenShell (0: a fresh shell).
+    #[prost(uint64, tag="2")]
+    pub shell_id: u64,
+    /// Keep stdin open after exec.stdin for WriteProcess; otherwise the
+    /// script reads exec.stdin, then end of file.
+    #[prost(bool, tag="3")]
+    pub keep_stdin_open: bool,
+    /// Kill the process (SIGKILL) after this many milliseconds; 0: only the
+    /// limits' wall time applies.
+    #[prost(uint32, tag="4")]
+    pub timeout_ms: u32,
+    /// HTTP: kill the process when no ReadProcess or WriteProcess touched
+    /// it for this long (default 30000; a detached process has none).
+    #[prost(uint32, tag="5")]
+    pub lease_ms: u32,
+    /// HTTP: no lease; the process runs until it ends, is killed, or its
+    /// limits stop it (it still blocks when its unread output is full).
+    #[prost(bool, tag="6")]
+    pub detach: bool,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct StartProcessResponse {
+    #[prost(uint64, tag="1")]
+    pub pid: u64,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ReadProcessRequest {
+    #[prost(uint64, tag="1")]
+    pub pid: u64,
+    /// Wait up to this long for output when none is buffered (the engine
+    /// caps it at 60000); 0 answers at once.
+    #[prost(uint32, tag="2")]
+    pub wait_ms: u32,
+    /// At most this many bytes (0: all that is buffered).
+    #[prost(uint32, tag="3")]
+    pub max_bytes: u32,
+}
+/// ProcessChunk is output in the order the script wrote it.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ProcessChunk {
+    /// 1 stdout, 2 stderr.
+    #[prost(int32, tag="1")]
+    pub stream: i32,
+    #[prost(bytes="vec", tag="2")]
+    pub data: ::prost::alloc::vec::Vec<u8>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ReadProcessResponse {
+    #[prost(message, repeated, tag="1")]
+    pub chunks: ::prost::alloc::vec::Vec<ProcessChunk>,
+    /// Set with the exit status once the process ended and every byte was
+    /// read; the process is then gone from the table.
+    #[prost(bool, tag="2")]
+    pub exited: bool,
+    #[prost(int32, tag="3")]
+    pub exit_code: i32,
+    /// The signal of KillProcess that stopped it (0 if none).
+    #[prost(int32, tag="4")]
+    pub signal: i32,
+    /// Set when a limit stopped the script.
+    #[prost(string, tag="5")]
+    pub limit: ::prost::alloc::string::String,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct WriteProcessRequest {
+    #[prost(uint64, tag="1")]
+    pub pid: u64,
+    #[prost(bytes="vec", tag="2")]
+    pub data: ::prost::alloc::vec::Vec<u8>,
+    /// After data, the script reads end of file.
+    #[prost(bool, tag="3")]
+    pub close_stdin: bool,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct WriteProcessResponse {
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct KillProcessRequest {
+    #[prost(uint64, tag="1")]
+    pub pid: u64,
+    /// POSIX signal number (0: SIGKILL); the exit code becomes 128+signal.
+    #[prost(int32, tag="2")]
+    pub signal: i32,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct KillProcessResponse {
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListProcessesRequest {
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ProcessInfo {
+    #[prost(uint64, tag="1")]
+    pub pid: u64,
+    #[prost(string, tag="2")]
+    pub script: ::prost::alloc::string::String,
+    #[prost(uint64, tag="3")]
+    pub shell_id: u64,
+    #[prost(bool, tag="4")]
+    pub running: bool,
+    /// Valid when not running (its output is not read yet).
+    #[prost(int32, tag="5")]
+    pub exit_code: i32,
+    #[prost(int64, tag="6")]
+    pub started_unix_ms: i64,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ListProcessesResponse {
+    #[prost(message, repeated, tag="1")]
+    pub processes: ::prost::alloc::vec::Vec<ProcessInfo>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct OpenShellRequest {
+    /// The policy, limits and working directory (exec.dir) of the shell's
+    /// scripts; exec.script is ignored.
+    #[prost(message, optional, tag="1")]
+    pub exec: ::core::option::Option<ExecRequest>,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct OpenShellResponse {
+    #[prost(uint64, tag="1")]
+    pub shell_id: u64,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CloseShellRequest {
+    #[prost(uint64, tag="1")]
+    pub shell_id: u64,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CloseShellResponse {
+}
 // The stdio protocol of `agentfs serve --stdio` (spec/PROTOCOL.md): each
 // frame is a 4-byte big-endian length followed by one Frame message.
 
@@ -1166,95 +1393,6 @@ pub struct Pong {
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Shutdown {
-}
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
-pub struct BindingSpec {
-    #[prost(string, tag="1")]
-    pub name: ::prost::alloc::string::String,
-    #[prost(string, tag="2")]
-    pub description: ::prost::alloc::string::String,
-    /// JSON schema (an object with properties) of the arguments; empty for
-    /// none.
-    #[prost(string, tag="3")]
-    pub schema_json: ::prost::alloc::string::String,
-}
-#[derive(Clone, PartialEq, ::prost::Message)]
-pub struct NetRuleSpec {
-    /// URL prefix, e.g. "<https://api.example.com/v1/".>
-    #[prost(string, tag="1")]
-    pub prefix: ::prost::alloc::string::String,
-    /// Allowed methods; empty means every method.
-    #[prost(string, repeated, tag="2")]
-    pub methods: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
-    /// Headers added at the boundary (secrets stay on the host side).
-    #[prost(map="string, string", tag="3")]
-    pub headers: ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
-}
-#[derive(Clone, PartialEq, ::prost::Message)]
-pub struct ExecRequest {
-    #[prost(string, tag="1")]
-    pub script: ::prost::alloc::string::String,
-    /// Working directory in the agent filesystem (default "/").
-    #[prost(string, tag="2")]
-    pub dir: ::prost::alloc::string::String,
-    #[prost(bytes="vec", tag="3")]
-    pub stdin: ::prost::alloc::vec::Vec<u8>,
-    #[prost(map="string, string", tag="4")]
-    pub env: ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
-    /// Readable and writable path prefixes; unset means everything.
-    #[prost(string, repeated, tag="5")]
-    pub readable: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
-    #[prost(string, repeated, tag="6")]
-    pub writable: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
-    #[prost(bool, tag="7")]
-    pub restrict_paths: bool,
-    /// Commands that may run (empty: all) and that may not.
-    #[prost(string, repeated, tag="8")]
-    pub allow: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
-    #[prost(string, repeated, tag="9")]
-    pub deny: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
-    #[prost(message, repeated, tag="10")]
-    pub net: ::prost::alloc::vec::Vec<NetRuleSpec>,
-    #[prost(message, repeated, tag="11")]
-    pub bindings: ::prost::alloc::vec::Vec<BindingSpec>,
-    /// Limits profile: "normal" (default), "hardened" or "none".
-    #[prost(string, tag="12")]
-    pub limits: ::prost::alloc::string::String,
-    /// Skip the engine's own "exec" record in the tool-call log: the caller
-    /// records the call itself (the SDKs' ready-made bash tool logs it as
-    /// "bash" with its output), so the log has one entry per call.
-    #[prost(bool, tag="13")]
-    pub no_audit: bool,
-}
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
-pub struct ExecResponse {
-    #[prost(int32, tag="1")]
-    pub exit_code: i32,
-    #[prost(bytes="vec", tag="2")]
-    pub stdout: ::prost::alloc::vec::Vec<u8>,
-    #[prost(bytes="vec", tag="3")]
-    pub stderr: ::prost::alloc::vec::Vec<u8>,
-    /// Set when a limit stopped the script.
-    #[prost(string, tag="4")]
-    pub limit: ::prost::alloc::string::String,
-    #[prost(int64, tag="5")]
-    pub duration_ns: i64,
-}
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
-pub struct CallBindingRequest {
-    #[prost(string, tag="1")]
-    pub name: ::prost::alloc::string::String,
-    #[prost(string, tag="2")]
-    pub args_json: ::prost::alloc::string::String,
-}
-#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
-pub struct CallBindingResponse {
-    /// JSON result, printed by the command.
-    #[prost(string, tag="1")]
-    pub result_json: ::prost::alloc::string::String,
-    /// When set, the command fails with this message.
-    #[prost(string, tag="2")]
-    pub error: ::prost::alloc::string::String,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ToolCall {

@@ -773,6 +773,110 @@ impl HostServiceClient {
     }
 }
 
+/// ProcessService runs sandbox scripts as processes: started in the
+/// background, their output read as it comes (ReadProcess waits for some),
+/// their stdin written while they run, killed and listed by id. Shells are
+/// persistent: working directory, variables and functions survive between
+/// the scripts started in them. Processes and shells belong to the
+/// connection on stdio (they end with it) and to the agent on HTTP, where
+/// a process nobody reads or writes for its lease is killed.
+#[derive(Clone)]
+pub struct ProcessServiceClient {
+    t: Arc<dyn Transport>,
+}
+
+impl ProcessServiceClient {
+    /// Procedure path of StartProcess.
+    pub const START_PROCESS: &'static str = "/agentfs.v1.ProcessService/StartProcess";
+    /// Procedure path of ReadProcess.
+    pub const READ_PROCESS: &'static str = "/agentfs.v1.ProcessService/ReadProcess";
+    /// Procedure path of WriteProcess.
+    pub const WRITE_PROCESS: &'static str = "/agentfs.v1.ProcessService/WriteProcess";
+    /// Procedure path of KillProcess.
+    pub const KILL_PROCESS: &'static str = "/agentfs.v1.ProcessService/KillProcess";
+    /// Procedure path of ListProcesses.
+    pub const LIST_PROCESSES: &'static str = "/agentfs.v1.ProcessService/ListProcesses";
+    /// Procedure path of OpenShell.
+    pub const OPEN_SHELL: &'static str = "/agentfs.v1.ProcessService/OpenShell";
+    /// Procedure path of CloseShell.
+    pub const CLOSE_SHELL: &'static str = "/agentfs.v1.ProcessService/CloseShell";
+
+    /// A client sending its calls through `t`.
+    pub fn new(t: Arc<dyn Transport>) -> Self {
+        Self { t }
+    }
+
+    pub fn start_process(&self, req: &pb::StartProcessRequest) -> io::Result<pb::StartProcessResponse> {
+        transport::unary(&*self.t, Self::START_PROCESS, req)
+    }
+
+    /// The async form of [`Self::start_process`].
+    #[cfg(feature = "tokio")]
+    pub async fn start_process_async(&self, req: &pb::StartProcessRequest) -> io::Result<pb::StartProcessResponse> {
+        transport::unary_async(&self.t, Self::START_PROCESS, req).await
+    }
+
+    pub fn read_process(&self, req: &pb::ReadProcessRequest) -> io::Result<pb::ReadProcessResponse> {
+        transport::unary(&*self.t, Self::READ_PROCESS, req)
+    }
+
+    /// The async form of [`Self::read_process`].
+    #[cfg(feature = "tokio")]
+    pub async fn read_process_async(&self, req: &pb::ReadProcessRequest) -> io::Result<pb::ReadProcessResponse> {
+        transport::unary_async(&self.t, Self::READ_PROCESS, req).await
+    }
+
+    pub fn write_process(&self, req: &pb::WriteProcessRequest) -> io::Result<pb::WriteProcessResponse> {
+        transport::unary(&*self.t, Self::WRITE_PROCESS, req)
+    }
+
+    /// The async form of [`Self::write_process`].
+    #[cfg(feature = "tokio")]
+    pub async fn write_process_async(&self, req: &pb::WriteProcessRequest) -> io::Result<pb::WriteProcessResponse> {
+        transport::unary_async(&self.t, Self::WRITE_PROCESS, req).await
+    }
+
+    pub fn kill_process(&self, req: &pb::KillProcessRequest) -> io::Result<pb::KillProcessResponse> {
+        transport::unary(&*self.t, Self::KILL_PROCESS, req)
+    }
+
+    /// The async form of [`Self::kill_process`].
+    #[cfg(feature = "tokio")]
+    pub async fn kill_process_async(&self, req: &pb::KillProcessRequest) -> io::Result<pb::KillProcessResponse> {
+        transport::unary_async(&self.t, Self::KILL_PROCESS, req).await
+    }
+
+    pub fn list_processes(&self, req: &pb::ListProcessesRequest) -> io::Result<pb::ListProcessesResponse> {
+        transport::unary(&*self.t, Self::LIST_PROCESSES, req)
+    }
+
+    /// The async form of [`Self::list_processes`].
+    #[cfg(feature = "tokio")]
+    pub async fn list_processes_async(&self, req: &pb::ListProcessesRequest) -> io::Result<pb::ListProcessesResponse> {
+        transport::unary_async(&self.t, Self::LIST_PROCESSES, req).await
+    }
+
+    pub fn open_shell(&self, req: &pb::OpenShellRequest) -> io::Result<pb::OpenShellResponse> {
+        transport::unary(&*self.t, Self::OPEN_SHELL, req)
+    }
+
+    /// The async form of [`Self::open_shell`].
+    #[cfg(feature = "tokio")]
+    pub async fn open_shell_async(&self, req: &pb::OpenShellRequest) -> io::Result<pb::OpenShellResponse> {
+        transport::unary_async(&self.t, Self::OPEN_SHELL, req).await
+    }
+
+    pub fn close_shell(&self, req: &pb::CloseShellRequest) -> io::Result<pb::CloseShellResponse> {
+        transport::unary(&*self.t, Self::CLOSE_SHELL, req)
+    }
+
+    /// The async form of [`Self::close_shell`].
+    #[cfg(feature = "tokio")]
+    pub async fn close_shell_async(&self, req: &pb::CloseShellRequest) -> io::Result<pb::CloseShellResponse> {
+        transport::unary_async(&self.t, Self::CLOSE_SHELL, req).await
+    }
+}
+
 /// ToolsService is the append-only log of the agent's tool calls.
 #[derive(Clone)]
 pub struct ToolsServiceClient {

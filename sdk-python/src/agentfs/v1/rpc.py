@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from agentfs.v1 import agent_pb2 as _agent_pb2
 from agentfs.v1 import filesystem_pb2 as _filesystem_pb2
 from agentfs.v1 import kv_pb2 as _kv_pb2
+from agentfs.v1 import process_pb2 as _process_pb2
 from agentfs.v1 import sandbox_pb2 as _sandbox_pb2
 from agentfs.v1 import tools_pb2 as _tools_pb2
 
@@ -28,6 +29,8 @@ __all__ = [
     "AsyncSandboxServiceClient",
     "HostServiceClient",
     "AsyncHostServiceClient",
+    "ProcessServiceClient",
+    "AsyncProcessServiceClient",
     "ToolsServiceClient",
     "AsyncToolsServiceClient",
 ]
@@ -543,6 +546,80 @@ class AsyncHostServiceClient:
 
     async def call_binding(self, request: _sandbox_pb2.CallBindingRequest) -> _sandbox_pb2.CallBindingResponse:
         return await self._t.unary_async("/agentfs.v1.HostService/CallBinding", request, _sandbox_pb2.CallBindingResponse)
+
+
+class ProcessServiceClient:
+    """ProcessService runs sandbox scripts as processes: started in the
+    background, their output read as it comes (ReadProcess waits for some),
+    their stdin written while they run, killed and listed by id. Shells are
+    persistent: working directory, variables and functions survive between
+    the scripts started in them. Processes and shells belong to the
+    connection on stdio (they end with it) and to the agent on HTTP, where
+    a process nobody reads or writes for its lease is killed.
+    """
+
+    __slots__ = ("_t",)
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def start_process(self, request: _process_pb2.StartProcessRequest) -> _process_pb2.StartProcessResponse:
+        return self._t.unary("/agentfs.v1.ProcessService/StartProcess", request, _process_pb2.StartProcessResponse)
+
+    def read_process(self, request: _process_pb2.ReadProcessRequest) -> _process_pb2.ReadProcessResponse:
+        return self._t.unary("/agentfs.v1.ProcessService/ReadProcess", request, _process_pb2.ReadProcessResponse)
+
+    def write_process(self, request: _process_pb2.WriteProcessRequest) -> _process_pb2.WriteProcessResponse:
+        return self._t.unary("/agentfs.v1.ProcessService/WriteProcess", request, _process_pb2.WriteProcessResponse)
+
+    def kill_process(self, request: _process_pb2.KillProcessRequest) -> _process_pb2.KillProcessResponse:
+        return self._t.unary("/agentfs.v1.ProcessService/KillProcess", request, _process_pb2.KillProcessResponse)
+
+    def list_processes(self, request: _process_pb2.ListProcessesRequest) -> _process_pb2.ListProcessesResponse:
+        return self._t.unary("/agentfs.v1.ProcessService/ListProcesses", request, _process_pb2.ListProcessesResponse)
+
+    def open_shell(self, request: _process_pb2.OpenShellRequest) -> _process_pb2.OpenShellResponse:
+        return self._t.unary("/agentfs.v1.ProcessService/OpenShell", request, _process_pb2.OpenShellResponse)
+
+    def close_shell(self, request: _process_pb2.CloseShellRequest) -> _process_pb2.CloseShellResponse:
+        return self._t.unary("/agentfs.v1.ProcessService/CloseShell", request, _process_pb2.CloseShellResponse)
+
+
+class AsyncProcessServiceClient:
+    """ProcessService runs sandbox scripts as processes: started in the
+    background, their output read as it comes (ReadProcess waits for some),
+    their stdin written while they run, killed and listed by id. Shells are
+    persistent: working directory, variables and functions survive between
+    the scripts started in them. Processes and shells belong to the
+    connection on stdio (they end with it) and to the agent on HTTP, where
+    a process nobody reads or writes for its lease is killed.
+    """
+
+    __slots__ = ("_t",)
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._t = transport
+
+    async def start_process(self, request: _process_pb2.StartProcessRequest) -> _process_pb2.StartProcessResponse:
+        return await self._t.unary_async("/agentfs.v1.ProcessService/StartProcess", request, _process_pb2.StartProcessResponse)
+
+    async def read_process(self, request: _process_pb2.ReadProcessRequest) -> _process_pb2.ReadProcessResponse:
+        return await self._t.unary_async("/agentfs.v1.ProcessService/ReadProcess", request, _process_pb2.ReadProcessResponse)
+
+    async def write_process(self, request: _process_pb2.WriteProcessRequest) -> _process_pb2.WriteProcessResponse:
+        return await self._t.unary_async("/agentfs.v1.ProcessService/WriteProcess", request, _process_pb2.WriteProcessResponse)
+
+    async def kill_process(self, request: _process_pb2.KillProcessRequest) -> _process_pb2.KillProcessResponse:
+        return await self._t.unary_async("/agentfs.v1.ProcessService/KillProcess", request, _process_pb2.KillProcessResponse)
+
+    async def list_processes(self, request: _process_pb2.ListProcessesRequest) -> _process_pb2.ListProcessesResponse:
+        return await self._t.unary_async("/agentfs.v1.ProcessService/ListProcesses", request, _process_pb2.ListProcessesResponse)
+
+    async def open_shell(self, request: _process_pb2.OpenShellRequest) -> _process_pb2.OpenShellResponse:
+        return await self._t.unary_async("/agentfs.v1.ProcessService/OpenShell", request, _process_pb2.OpenShellResponse)
+
+    async def close_shell(self, request: _process_pb2.CloseShellRequest) -> _process_pb2.CloseShellResponse:
+        return await self._t.unary_async("/agentfs.v1.ProcessService/CloseShell", request, _process_pb2.CloseShellResponse)
 
 
 class ToolsServiceClient:

@@ -1151,6 +1151,151 @@ func (x *HostServiceClient) CallBinding(ctx context.Context, req *v1.CallBinding
 	return resp, nil
 }
 
+// ProcessServiceMethods maps each procedure of agentfs.v1.ProcessService to h.
+func ProcessServiceMethods(h agentfsv1connect.ProcessServiceHandler) map[string]Func {
+	return map[string]Func{
+		agentfsv1connect.ProcessServiceStartProcessProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.StartProcessRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.StartProcess(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.ProcessServiceReadProcessProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.ReadProcessRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.ReadProcess(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.ProcessServiceWriteProcessProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.WriteProcessRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.WriteProcess(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.ProcessServiceKillProcessProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.KillProcessRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.KillProcess(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.ProcessServiceListProcessesProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.ListProcessesRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.ListProcesses(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.ProcessServiceOpenShellProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.OpenShellRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.OpenShell(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.ProcessServiceCloseShellProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.CloseShellRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.CloseShell(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+	}
+}
+
+// ProcessServiceClient calls agentfs.v1.ProcessService through a Caller.
+type ProcessServiceClient struct{ c Caller }
+
+// NewProcessServiceClient returns a client sending its calls through c.
+func NewProcessServiceClient(c Caller) *ProcessServiceClient { return &ProcessServiceClient{c} }
+
+func (x *ProcessServiceClient) StartProcess(ctx context.Context, req *v1.StartProcessRequest) (*v1.StartProcessResponse, error) {
+	resp := new(v1.StartProcessResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.ProcessServiceStartProcessProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *ProcessServiceClient) ReadProcess(ctx context.Context, req *v1.ReadProcessRequest) (*v1.ReadProcessResponse, error) {
+	resp := new(v1.ReadProcessResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.ProcessServiceReadProcessProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *ProcessServiceClient) WriteProcess(ctx context.Context, req *v1.WriteProcessRequest) (*v1.WriteProcessResponse, error) {
+	resp := new(v1.WriteProcessResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.ProcessServiceWriteProcessProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *ProcessServiceClient) KillProcess(ctx context.Context, req *v1.KillProcessRequest) (*v1.KillProcessResponse, error) {
+	resp := new(v1.KillProcessResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.ProcessServiceKillProcessProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *ProcessServiceClient) ListProcesses(ctx context.Context, req *v1.ListProcessesRequest) (*v1.ListProcessesResponse, error) {
+	resp := new(v1.ListProcessesResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.ProcessServiceListProcessesProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *ProcessServiceClient) OpenShell(ctx context.Context, req *v1.OpenShellRequest) (*v1.OpenShellResponse, error) {
+	resp := new(v1.OpenShellResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.ProcessServiceOpenShellProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *ProcessServiceClient) CloseShell(ctx context.Context, req *v1.CloseShellRequest) (*v1.CloseShellResponse, error) {
+	resp := new(v1.CloseShellResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.ProcessServiceCloseShellProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
 // ToolsServiceMethods maps each procedure of agentfs.v1.ToolsService to h.
 func ToolsServiceMethods(h agentfsv1connect.ToolsServiceHandler) map[string]Func {
 	return map[string]Func{

@@ -6,6 +6,7 @@ import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/prot
 import { CheckpointRequestSchema, type CheckpointResponse, CheckpointResponseSchema, CreateAgentRequestSchema, type CreateAgentResponse, CreateAgentResponseSchema, CreateSnapshotRequestSchema, type CreateSnapshotResponse, CreateSnapshotResponseSchema, DiffRequestSchema, type DiffResponse, DiffResponseSchema, FsckRequestSchema, type FsckResponse, FsckResponseSchema, InfoRequestSchema, type InfoResponse, InfoResponseSchema, ListAgentsRequestSchema, type ListAgentsResponse, ListAgentsResponseSchema, ListSnapshotsRequestSchema, type ListSnapshotsResponse, ListSnapshotsResponseSchema, QueryRequestSchema, type QueryResponse, QueryResponseSchema, RestoreSnapshotRequestSchema, type RestoreSnapshotResponse, RestoreSnapshotResponseSchema, SyncPullRequestSchema, type SyncPullResponse, SyncPullResponseSchema, SyncPushRequestSchema, type SyncPushResponse, SyncPushResponseSchema, SyncRequestSchema, type SyncResponse, SyncResponseSchema, SyncStatsRequestSchema, type SyncStatsResponse, SyncStatsResponseSchema } from "./agent_pb.js";
 import { AccessRequestSchema, type AccessResponse, AccessResponseSchema, BatchRequestSchema, type BatchResponse, BatchResponseSchema, ChmodRequestSchema, type ChmodResponse, ChmodResponseSchema, ChownRequestSchema, type ChownResponse, ChownResponseSchema, CloseRequestSchema, type CloseResponse, CloseResponseSchema, CopyFileRequestSchema, type CopyFileResponse, CopyFileResponseSchema, FstatRequestSchema, type FstatResponse, FstatResponseSchema, FsyncRequestSchema, type FsyncResponse, FsyncResponseSchema, FtruncateRequestSchema, type FtruncateResponse, FtruncateResponseSchema, GetXattrRequestSchema, type GetXattrResponse, GetXattrResponseSchema, LinkRequestSchema, type LinkResponse, LinkResponseSchema, ListXattrRequestSchema, type ListXattrResponse, ListXattrResponseSchema, LstatRequestSchema, type LstatResponse, LstatResponseSchema, MkdirRequestSchema, type MkdirResponse, MkdirResponseSchema, MknodRequestSchema, type MknodResponse, MknodResponseSchema, OpenRequestSchema, type OpenResponse, OpenResponseSchema, PreadRequestSchema, type PreadResponse, PreadResponseSchema, PwriteRequestSchema, type PwriteResponse, PwriteResponseSchema, ReadFileRequestSchema, type ReadFileResponse, ReadFileResponseSchema, ReaddirPlusRequestSchema, type ReaddirPlusResponse, ReaddirPlusResponseSchema, ReaddirRequestSchema, type ReaddirResponse, ReaddirResponseSchema, ReadlinkRequestSchema, type ReadlinkResponse, ReadlinkResponseSchema, RemoveRequestSchema, type RemoveResponse, RemoveResponseSchema, RemoveXattrRequestSchema, type RemoveXattrResponse, RemoveXattrResponseSchema, RenameRequestSchema, type RenameResponse, RenameResponseSchema, RmdirRequestSchema, type RmdirResponse, RmdirResponseSchema, SetXattrRequestSchema, type SetXattrResponse, SetXattrResponseSchema, StatRequestSchema, type StatResponse, StatResponseSchema, StatfsRequestSchema, type StatfsResponse, StatfsResponseSchema, SymlinkRequestSchema, type SymlinkResponse, SymlinkResponseSchema, TruncateRequestSchema, type TruncateResponse, TruncateResponseSchema, UnlinkRequestSchema, type UnlinkResponse, UnlinkResponseSchema, UtimesRequestSchema, type UtimesResponse, UtimesResponseSchema, WalkRequestSchema, type WalkResponse, WalkResponseSchema, WriteFileRequestSchema, type WriteFileResponse, WriteFileResponseSchema } from "./filesystem_pb.js";
 import { KvDeleteRequestSchema, type KvDeleteResponse, KvDeleteResponseSchema, KvGetRequestSchema, type KvGetResponse, KvGetResponseSchema, KvListRequestSchema, type KvListResponse, KvListResponseSchema, KvSetRequestSchema, type KvSetResponse, KvSetResponseSchema } from "./kv_pb.js";
+import { CloseShellRequestSchema, type CloseShellResponse, CloseShellResponseSchema, KillProcessRequestSchema, type KillProcessResponse, KillProcessResponseSchema, ListProcessesRequestSchema, type ListProcessesResponse, ListProcessesResponseSchema, OpenShellRequestSchema, type OpenShellResponse, OpenShellResponseSchema, ReadProcessRequestSchema, type ReadProcessResponse, ReadProcessResponseSchema, StartProcessRequestSchema, type StartProcessResponse, StartProcessResponseSchema, WriteProcessRequestSchema, type WriteProcessResponse, WriteProcessResponseSchema } from "./process_pb.js";
 import { CallBindingRequestSchema, type CallBindingResponse, CallBindingResponseSchema, ExecRequestSchema, type ExecResponse, ExecResponseSchema } from "./sandbox_pb.js";
 import { ToolFailRequestSchema, type ToolFailResponse, ToolFailResponseSchema, ToolGetRequestSchema, type ToolGetResponse, ToolGetResponseSchema, ToolListRequestSchema, type ToolListResponse, ToolListResponseSchema, ToolRecordRequestSchema, type ToolRecordResponse, ToolRecordResponseSchema, ToolStartRequestSchema, type ToolStartResponse, ToolStartResponseSchema, ToolStatsRequestSchema, type ToolStatsResponse, ToolStatsResponseSchema, ToolSuccessRequestSchema, type ToolSuccessResponse, ToolSuccessResponseSchema } from "./tools_pb.js";
 
@@ -420,6 +421,58 @@ export class HostServiceClient {
 
   callBinding(request: MessageInitShape<typeof CallBindingRequestSchema>): Promise<CallBindingResponse> {
     return this.transport.unary(HostServiceProcedures.callBinding, CallBindingRequestSchema, request, CallBindingResponseSchema);
+  }
+}
+
+/** The procedures of agentfs.v1.ProcessService. */
+export const ProcessServiceProcedures = {
+  startProcess: "/agentfs.v1.ProcessService/StartProcess",
+  readProcess: "/agentfs.v1.ProcessService/ReadProcess",
+  writeProcess: "/agentfs.v1.ProcessService/WriteProcess",
+  killProcess: "/agentfs.v1.ProcessService/KillProcess",
+  listProcesses: "/agentfs.v1.ProcessService/ListProcesses",
+  openShell: "/agentfs.v1.ProcessService/OpenShell",
+  closeShell: "/agentfs.v1.ProcessService/CloseShell",
+} as const;
+
+/**
+ * ProcessService runs sandbox scripts as processes: started in the
+ * background, their output read as it comes (ReadProcess waits for some),
+ * their stdin written while they run, killed and listed by id. Shells are
+ * persistent: working directory, variables and functions survive between
+ * the scripts started in them. Processes and shells belong to the
+ * connection on stdio (they end with it) and to the agent on HTTP, where
+ * a process nobody reads or writes for its lease is killed.
+ */
+export class ProcessServiceClient {
+  constructor(private readonly transport: UnaryTransport) {}
+
+  startProcess(request: MessageInitShape<typeof StartProcessRequestSchema>): Promise<StartProcessResponse> {
+    return this.transport.unary(ProcessServiceProcedures.startProcess, StartProcessRequestSchema, request, StartProcessResponseSchema);
+  }
+
+  readProcess(request: MessageInitShape<typeof ReadProcessRequestSchema>): Promise<ReadProcessResponse> {
+    return this.transport.unary(ProcessServiceProcedures.readProcess, ReadProcessRequestSchema, request, ReadProcessResponseSchema);
+  }
+
+  writeProcess(request: MessageInitShape<typeof WriteProcessRequestSchema>): Promise<WriteProcessResponse> {
+    return this.transport.unary(ProcessServiceProcedures.writeProcess, WriteProcessRequestSchema, request, WriteProcessResponseSchema);
+  }
+
+  killProcess(request: MessageInitShape<typeof KillProcessRequestSchema>): Promise<KillProcessResponse> {
+    return this.transport.unary(ProcessServiceProcedures.killProcess, KillProcessRequestSchema, request, KillProcessResponseSchema);
+  }
+
+  listProcesses(request: MessageInitShape<typeof ListProcessesRequestSchema>): Promise<ListProcessesResponse> {
+    return this.transport.unary(ProcessServiceProcedures.listProcesses, ListProcessesRequestSchema, request, ListProcessesResponseSchema);
+  }
+
+  openShell(request: MessageInitShape<typeof OpenShellRequestSchema>): Promise<OpenShellResponse> {
+    return this.transport.unary(ProcessServiceProcedures.openShell, OpenShellRequestSchema, request, OpenShellResponseSchema);
+  }
+
+  closeShell(request: MessageInitShape<typeof CloseShellRequestSchema>): Promise<CloseShellResponse> {
+    return this.transport.unary(ProcessServiceProcedures.closeShell, CloseShellRequestSchema, request, CloseShellResponseSchema);
   }
 }
 

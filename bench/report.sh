@@ -12,12 +12,12 @@
 #   PARTS="engine sdk-ts" ./bench/report.sh   some parts only (the others are left out)
 #   OUT=/tmp/b.md ./bench/report.sh        write elsewhere
 #
-# Parts: engine sdk-ts sandbox mount run overlay go. mount, run and overlay
+# Parts: engine sdk-ts sandbox mount run overlay go npm. mount, run and overlay
 # need root and /dev/fuse; without them their section says so.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-PARTS=${PARTS:-engine sdk-ts sandbox mount run overlay go}
+PARTS=${PARTS:-engine sdk-ts sandbox mount run overlay go npm}
 OUT=${OUT:-$ROOT/docs/BENCHMARKS.md}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -67,6 +67,7 @@ part sandbox "In-process sandbox beside bash + GNU tools" ./bench/sandbox.sh
 part mount "FUSE mount beside a native directory" bash -c "$fuse; ./bench/mount.sh"
 part run "agentfs run beside a native directory" bash -c "$fuse; ./bench/agentfs-run.sh"
 part overlay "Overlay (init --base) through a FUSE mount" bash -c "$fuse; ./bench/overlay.sh"
+part npm "npm packages: tarball sizes, npm install from a local registry" ./bench/npm-install.sh
 part go "Go benchmarks (engine in-process, testing.B)" bash -c 'cd core && go test -run "^$" -bench . -benchtime 1x . | grep -E "^Benchmark|^ok"'
 
 commit=$(git rev-parse --short HEAD)

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser go:nocgo crypt node examples gomod cross"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser go:nocgo crypt node examples gomod cross npm"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -31,6 +31,8 @@ run_suite() {
     gofmt) ./scripts/check-gofmt.sh ;;
     crypt) ./tests/crypt/run.sh ;;
     gomod) ./tests/gomod/run.sh ;;
+    # npm install agentfs-sdk from a Verdaccio registry (tests/npm/run.sh)
+    npm) ./tests/npm/run.sh ;;
     cross) ./scripts/cross-vet.sh ;;
     wasm-go) go tool task test-wasm-go ;;
     # The sandbox's node against the host's Node 20 (required when

@@ -20,7 +20,7 @@ export { KvStore } from "./kv.js";
 export type { Binding, ExecOptions, ExecResult } from "./sandbox.js";
 export { ToolCalls, type ToolCall, type ToolCallStats } from "./tools.js";
 export { AgentFSError } from "./errors.js";
-export { findEngine, bundledEngine, bundledAddon, type EngineMode } from "./engine.js";
+export { findEngine, bundledEngine, bundledAddon, enginePackage, enginePlatforms, type EngineMode } from "./engine.js";
 export { StdioTransport } from "./stdio.js";
 export { loadWasm, bundledWasm, type WasmEngine } from "./wasm.js";
 export { HttpTransport, type HttpOptions } from "./http.js";

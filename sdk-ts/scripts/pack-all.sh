@@ -60,7 +60,8 @@ for t in "${targets[@]}"; do
 	addon=$engines/linux-x64/agentfs.node
 	if stale "$addon" "$ROOT/core"; then
 		(cd "$ROOT/core" && go build -trimpath -buildmode=c-shared -ldflags='-s -w' -o "$addon.tmp" ./cmd/agentfs-node)
-		rm -f "$addon.tmp.h" && mv "$addon.tmp" "$addon"
+		# c-shared also writes a C header (agentfs.node.h): not shipped.
+		rm -f "$addon.h" "$addon.tmp.h" && mv "$addon.tmp" "$addon"
 		echo "pack-all: built $addon" >&2
 	fi
 done

@@ -75,6 +75,7 @@ part browser "Browser: OPFS, cold start and .wasm size beside agentfs-sdk 0.6.4 
 part crypt "Encryption at rest: engine plain beside aes256gcm and aegis256" ./bench/crypt.sh
 part pip-install "Python distributions: wheel sizes, pip install from a local index" ./bench/pip-install.sh
 part exec-stream "Exec streaming latency (first byte, stdin echo) over stdio and HTTP" ./bench/exec-stream.sh
+part npm "npm packages: tarball sizes, npm install from a local registry" ./bench/npm-install.sh
 part go "Go benchmarks (engine in-process, testing.B)" bash -c 'cd core && go test -run "^$" -bench . -benchtime 1x . | grep -E "^Benchmark|^ok"'
 
 commit=$(git rev-parse --short HEAD)

@@ -8,7 +8,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser cloudflare go:nocgo crypt node examples gomod cargo pypi cross"
+all_suites="go:core go:cli go:sdk-go go:wasm go:tools gofmt wasm-go python ts rust xlang readme sync browser cloudflare go:nocgo crypt node examples gomod cargo pypi npm cross"
 suites=${SUITES:-$all_suites}
 
 run_suite() {
@@ -34,6 +34,8 @@ run_suite() {
     cargo) go tool task test-cargo ;;
     # every wheel + the sdist through a real index (pypiserver, twine, pip)
     pypi) ./tests/pypi/run.sh ;;
+    # npm install agentfs-sdk from a Verdaccio registry (tests/npm/run.sh)
+    npm) ./tests/npm/run.sh ;;
     cross) ./scripts/cross-vet.sh ;;
     wasm-go) go tool task test-wasm-go ;;
     # go:core runs the node command's tests (with -race); this suite runs

@@ -29,14 +29,16 @@ export interface AgentFSOptions {
   id?: string;
   /** Database file (stdio). With neither id nor path: a temporary database, deleted on close. */
   path?: string;
-  /** Path of the agentfs binary (default: AGENTFS_BIN, the bundled engine, then PATH); implies transport "process". */
+  /** Path of the agentfs binary (default: AGENTFS_BIN, the engine package @agentfs-sdk/<platform>, then PATH); implies transport "process". */
   engine?: string;
   /**
    * Where the engine runs (local databases): "inprocess" loads it into this
-   * process as a Node addon (the default when the package bundles one and
-   * no engine binary is named: calls cost microseconds); "process" starts
-   * it as a child process (`agentfs serve --stdio`), which isolates it from
-   * this process. Default: AGENTFS_TRANSPORT, then as described.
+   * process as a Node addon (the default when the engine package has one,
+   * linux-x64, and no engine binary is named: calls cost microseconds);
+   * "process" starts it as a child process (`agentfs serve --stdio`), which
+   * isolates it from this process; "wasm" runs the WebAssembly engine in
+   * this process (any platform; the default, said once on stderr, when no
+   * native engine is installed). Default: AGENTFS_TRANSPORT, then as described.
    */
   transport?: EngineMode;
   /** Working directory of the engine (default: this process's). */
@@ -182,9 +184,12 @@ export class AgentFS {
    */
   static async open(options: AgentFSOptions = {}): Promise<AgentFS> {
     if (options.url) return AgentFS.openHttp(options);
-    if ((options.transport ?? process.env.AGENTFS_TRANSPORT) === "wasm") return AgentFS.openWasm(options);
+    // Also the WebAssembly engine when this platform has no native one.
+    const { addon, engine } = chooseEngine(options.transport, options.engine);
+    if (!addon && !engine) return AgentFS.openWasm(options);
     const t = await StdioTransport.start({
-      ...chooseEngine(options.transport, options.engine),
+      addon,
+      engine,
       cwd: options.cwd,
       open: {
         // A path wins over an id, as in agentfs-sdk; relative paths are

@@ -1,11 +1,35 @@
-// Finding the engine binary: an explicit option, then AGENTFS_BIN, then the
-// binary bundled in this package (bin/<platform>-<arch>/agentfs, put there
-// by `npm pack`), then `agentfs` on PATH.
+// Finding the engine. The native engine comes from this platform's package,
+// @agentfs-sdk/<platform>-<arch> (an optional dependency of agentfs-sdk that
+// npm installs only where its os/cpu/libc match, as esbuild does): the
+// binary `agentfs` (agentfs.exe on Windows), and on linux-x64 the Node addon
+// agentfs.node too. With no such package (another platform, or an install
+// with --omit=optional) the WebAssembly engine bundled in agentfs-sdk runs,
+// after one line on stderr.
 
 import { accessSync, constants, statSync } from "node:fs";
-import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
+import { delimiter, dirname, join } from "node:path";
 import { kindError } from "./errors.js";
+
+/** The platforms that have an engine package (@agentfs-sdk/<platform>). */
+export const enginePlatforms = ["linux-x64", "linux-arm64", "darwin-arm64", "darwin-x64", "win32-x64"] as const;
+
+const exe = process.platform === "win32" ? "agentfs.exe" : "agentfs";
+
+/** The engine package of this platform: @agentfs-sdk/<platform>-<arch>. */
+export function enginePackage(): string {
+  return `@agentfs-sdk/${process.platform}-${process.arch}`;
+}
+
+// The directory of this platform's engine package, resolved as Node
+// resolves any dependency of agentfs-sdk (hoisted or nested), or undefined.
+function enginePackageDir(): string | undefined {
+  try {
+    return dirname(createRequire(import.meta.url).resolve(`${enginePackage()}/package.json`));
+  } catch {
+    return undefined;
+  }
+}
 
 function executable(p: string): boolean {
   try {
@@ -16,14 +40,51 @@ function executable(p: string): boolean {
   }
 }
 
-/** The path of the engine bundled in this package for this platform. */
-export function bundledEngine(): string {
-  return fileURLToPath(new URL(`../bin/${process.platform}-${process.arch}/agentfs`, import.meta.url));
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The path of the engine binary in this platform's engine package, or undefined when it is not installed. */
+export function bundledEngine(): string | undefined {
+  const dir = enginePackageDir();
+  return dir && join(dir, exe);
+}
+
+/** The path of the engine addon in this platform's engine package (linux-x64 only), or undefined. */
+export function bundledAddon(): string | undefined {
+  const dir = enginePackageDir();
+  return dir && join(dir, "agentfs.node");
+}
+
+// Why this platform has no native engine, for the messages below.
+function missingPackage(): string {
+  const platform = `${process.platform}-${process.arch}`;
+  if ((enginePlatforms as readonly string[]).includes(platform)) {
+    return `${enginePackage()} (an optional dependency of agentfs-sdk) is not installed; reinstall without --omit=optional or \`npm install ${enginePackage()}\``;
+  }
+  return `agentfs-sdk has no native engine for ${platform} (engine packages exist for ${enginePlatforms.join(", ")})`;
+}
+
+// The binary in the engine package, then agentfs on PATH.
+function locateEngine(): string | undefined {
+  const bundled = bundledEngine();
+  if (bundled && executable(bundled)) return bundled;
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!dir) continue;
+    const p = join(dir, exe);
+    if (executable(p)) return p;
+  }
+  return undefined;
 }
 
 /**
- * findEngine returns the path of the agentfs binary to start, or throws an
- * error that says how to get one.
+ * findEngine returns the path of the agentfs binary to start: the explicit
+ * one, then AGENTFS_BIN, then this platform's engine package, then
+ * `agentfs` on PATH; or throws an error that says how to get one.
  */
 export function findEngine(explicit?: string): string {
   if (explicit) {
@@ -35,33 +96,14 @@ export function findEngine(explicit?: string): string {
     if (!executable(env)) throw kindError("NOT_FOUND", `AGENTFS_BIN=${env} is not an executable file`);
     return env;
   }
-  const bundled = bundledEngine();
-  if (executable(bundled)) return bundled;
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (!dir) continue;
-    const p = join(dir, "agentfs");
-    if (executable(p)) return p;
-  }
+  const found = locateEngine();
+  if (found) return found;
   throw kindError(
     "NOT_FOUND",
-    `agentfs engine not found: this package bundles it only for linux-x64 (looked for ${bundled}), ` +
-      "AGENTFS_BIN is unset and there is no agentfs on PATH. Install it with " +
-      "`go install github.com/agentfs-go/agentfs/cli/cmd/agentfs@latest` (or `go tool task build` in a checkout) " +
-      "and set AGENTFS_BIN or pass { engine: '/path/to/agentfs' }",
+    `agentfs engine binary not found: ${missingPackage()}; AGENTFS_BIN is unset and there is no ${exe} on PATH. ` +
+      "Build one with `go install github.com/agentfs-go/agentfs/cli/cmd/agentfs@latest` and set AGENTFS_BIN or pass { engine: '/path/to/agentfs' }, " +
+      'or use { transport: "wasm" } (the WebAssembly engine in this package, any platform)',
   );
-}
-
-/** The path of the engine addon bundled in this package for this platform. */
-export function bundledAddon(): string {
-  return fileURLToPath(new URL(`../bin/${process.platform}-${process.arch}/agentfs.node`, import.meta.url));
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -70,30 +112,54 @@ function isFile(p: string): boolean {
  */
 export type EngineMode = "inprocess" | "process" | "wasm";
 
+let wasmNoted = false;
+
+// The one line on stderr when the WebAssembly engine stands in for a
+// missing native one: its databases live in memory until close, which the
+// user should know, but once per process is enough.
+function noteWasmFallback(): void {
+  if (wasmNoted) return;
+  wasmNoted = true;
+  process.stderr.write(
+    `agentfs-sdk: no native engine for ${process.platform}-${process.arch} (${missingPackage()}); ` +
+      "using the WebAssembly engine (databases are held in memory and written back at close). " +
+      "Set AGENTFS_TRANSPORT=wasm to choose it without this note.\n",
+  );
+}
+
 /**
  * chooseEngine picks how and from where the engine runs. An explicit
- * transport wins, then AGENTFS_TRANSPORT; otherwise the bundled addon runs
- * the engine in this process unless an engine binary was named (the
- * option or AGENTFS_BIN), which runs as a child process.
+ * transport wins, then AGENTFS_TRANSPORT; otherwise, when no engine binary
+ * is named (the option or AGENTFS_BIN), the addon (AGENTFS_ADDON, else the
+ * engine package's) runs the engine in this process; else the engine
+ * package's binary, or agentfs on PATH, runs as a child process; else the
+ * WebAssembly engine runs, said once on stderr.
  */
-export function chooseEngine(transport?: EngineMode, engine?: string): { addon?: string; engine?: string } {
+export function chooseEngine(transport?: EngineMode, engine?: string): { addon?: string; engine?: string; wasm?: true } {
   const env = process.env.AGENTFS_TRANSPORT;
   if (env && env !== "inprocess" && env !== "process" && env !== "wasm") {
     throw kindError("INVALID_ARGUMENT", `AGENTFS_TRANSPORT=${env}: use "inprocess", "process" or "wasm"`);
   }
   const mode = transport ?? (env as EngineMode | undefined);
+  if (mode === "wasm") return { wasm: true };
   if (mode === "process") return { engine: findEngine(engine) };
   const addon = process.env.AGENTFS_ADDON || bundledAddon();
   if (mode === "inprocess") {
-    if (!isFile(addon)) {
+    if (!addon || !isFile(addon)) {
       throw kindError(
         "NOT_FOUND",
-        `agentfs engine addon not found at ${addon}: this package bundles it only for linux-x64; ` +
-          'build it with `go build -buildmode=c-shared -o agentfs.node ./cmd/agentfs-node` in core/ and set AGENTFS_ADDON, or use { transport: "process" }',
+        addon
+          ? `agentfs engine addon not found at ${addon}: the addon ships in @agentfs-sdk/linux-x64 only; use { transport: "process" } (the engine binary) or { transport: "wasm" }`
+          : `agentfs engine addon not found: ${missingPackage()}; the addon ships in @agentfs-sdk/linux-x64 only (elsewhere use { transport: "process" } or { transport: "wasm" }); ` +
+            "or build it with `go build -buildmode=c-shared -o agentfs.node ./cmd/agentfs-node` in core/ and set AGENTFS_ADDON",
       );
     }
     return { addon };
   }
-  if (!engine && !process.env.AGENTFS_BIN && isFile(addon)) return { addon };
-  return { engine: findEngine(engine) };
+  if (engine || process.env.AGENTFS_BIN) return { engine: findEngine(engine) };
+  if (addon && isFile(addon)) return { addon };
+  const found = locateEngine();
+  if (found) return { engine: found };
+  noteWasmFallback();
+  return { wasm: true };
 }

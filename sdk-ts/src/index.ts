@@ -22,7 +22,7 @@ export { Process, Shell } from "./sandbox.js";
 export type { ProcessInfo } from "./gen/agentfs/v1/process_pb.js";
 export { ToolCalls, type ToolCall, type ToolCallStats } from "./tools.js";
 export { AgentFSError } from "./errors.js";
-export { findEngine, bundledEngine, bundledAddon, type EngineMode } from "./engine.js";
+export { findEngine, bundledEngine, bundledAddon, enginePackage, enginePlatforms, type EngineMode } from "./engine.js";
 export { StdioTransport } from "./stdio.js";
 export { loadWasm, bundledWasm, type WasmEngine } from "./wasm.js";
 export { HttpTransport, type HttpOptions } from "./http.js";

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { AgentFS } from "../dist/index.js";
-import { ADDON, ENGINE, PKG, failure, tempDir } from "./helpers.mjs";
+import { ADDON, ENGINE, PKG, WASM, failure, tempDir } from "./helpers.mjs";
 import { apiSuite } from "./api-suite.mjs";
 
 const MODES = [
@@ -171,16 +171,36 @@ test("stdio: finding the engine", async (t) => {
   } finally {
     process.env.AGENTFS_ADDON = ADDON;
   }
-  // nothing anywhere: the error says how to get the engine (a copy of the
-  // package without the bundled engine, no AGENTFS_BIN, nothing on PATH)
+  // No engine package for this platform, no AGENTFS_BIN, nothing on PATH
+  // (a copy of the package without its optional dependencies): "process"
+  // says what to install; the default runs the WebAssembly engine, saying
+  // so once on stderr however many agents open.
   const copy = tempDir(t);
   cpSync(join(PKG, "dist"), join(copy, "dist"), { recursive: true });
   cpSync(join(PKG, "package.json"), join(copy, "package.json"));
   symlinkSync(join(PKG, "node_modules"), join(copy, "node_modules"));
   const r = spawnSync(process.execPath, ["--input-type=module", "-e",
     `import { AgentFS } from ${JSON.stringify(join(copy, "dist", "index.js"))};
-     try { await AgentFS.open(); } catch (e) { console.log(e.code + ' ' + e.message); }`],
+     try { await AgentFS.open({ transport: "process" }); } catch (e) { console.log(e.code + ' ' + e.message); }
+     for (let i = 0; i < 2; i++) {
+       const a = await AgentFS.open();
+       await a.fs.writeFile("/f", "wasm " + i);
+       console.log(await a.fs.readFile("/f", "utf8"));
+       await a.close();
+     }`],
+  { encoding: "utf8", env: { PATH: "/nonexistent", AGENTFS_WASM: WASM }, timeout: 120000 });
+  const platform = `${process.platform}-${process.arch}`;
+  const out = r.stdout.trim().split("\n");
+  assert.match(out[0], /ERR_AGENTFS_NOT_FOUND agentfs engine binary not found: .*go install github\.com\/agentfs-go\/agentfs\/cli\/cmd\/agentfs@latest.*transport: "wasm"/);
+  assert.match(out[0], new RegExp(`@agentfs-sdk/${platform} \\(an optional dependency of agentfs-sdk\\) is not installed`));
+  assert.deepEqual(out.slice(1), ["wasm 0", "wasm 1"], r.stderr);
+  const note = r.stderr.trim().split("\n");
+  assert.equal(note.length, 1, r.stderr);
+  assert.match(note[0], new RegExp(`^agentfs-sdk: no native engine for ${platform} .*using the WebAssembly engine`));
+  // An addon asked for by name is missing: the error says where the addon ships.
+  const r2 = spawnSync(process.execPath, ["--input-type=module", "-e",
+    `import { AgentFS } from ${JSON.stringify(join(copy, "dist", "index.js"))};
+     try { await AgentFS.open({ transport: "inprocess" }); } catch (e) { console.log(e.code + ' ' + e.message); }`],
   { encoding: "utf8", env: { PATH: "/nonexistent" }, timeout: 20000 });
-  assert.match(r.stdout, /ERR_AGENTFS_NOT_FOUND .*go install github\.com\/agentfs-go\/agentfs\/cli\/cmd\/agentfs@latest/);
+  assert.match(r2.stdout, /ERR_AGENTFS_NOT_FOUND agentfs engine addon not found: .*@agentfs-sdk\/linux-x64 only/);
 });
-

@@ -7,6 +7,7 @@
 //     directories (it is what lets an unpublished vVERSION build);
 //   - core.Version (what `agentfs version` and the stdio handshake report);
 //   - sdk-ts/package.json, sdk-python/pyproject.toml, sdk-rust/Cargo.toml;
+//   - the npm engine packages sdk-ts/npm/TARGET/package.json (name, os, cpu);
 //   - every `github.com/agentfs-go/agentfs/...@vX.Y.Z` in the READMEs, whose
 //     install commands tests/gomod runs;
 //
@@ -155,6 +156,13 @@ func check(root string) ([]string, error) {
 			bad("%s: [%s] version %q, want %q", f.file, f.section, got, version)
 		}
 	}
+
+	// The npm engine packages.
+	npm, err := checkNpm(root, version)
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, npm...)
 
 	// Each published Go module carries the license: a module zip holds only
 	// its own directory, so the root LICENSE would not reach users.

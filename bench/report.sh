@@ -13,7 +13,8 @@
 #   OUT=/tmp/b.md ./bench/report.sh        write elsewhere
 #
 # Parts (PARTS=all, the default, runs every one): engine sdk-ts sandbox
-# cloudflare mount run overlay sync browser crypt pip-install exec-stream go; browser needs
+# cloudflare mount run overlay sync browser crypt pip-install exec-stream
+# engine-coldstart npm go; browser needs
 # Debian's chromium, cloudflare npm's workerd. mount, run and overlay
 # need root and /dev/fuse; without them their section says so.
 set -euo pipefail
@@ -76,6 +77,7 @@ part crypt "Encryption at rest: engine plain beside aes256gcm and aegis256" ./be
 part pip-install "Python distributions: wheel sizes, pip install from a local index" ./bench/pip-install.sh
 part exec-stream "Exec streaming latency (first byte, stdin echo) over stdio and HTTP" ./bench/exec-stream.sh
 part npm "npm packages: tarball sizes, npm install from a local registry" ./bench/npm-install.sh
+part engine-coldstart "Engine cold start to the first write: addon, cgo binary, CGO-free binary, WebAssembly" ./bench/engine-coldstart.sh
 part go "Go benchmarks (engine in-process, testing.B)" bash -c 'cd core && go test -run "^$" -bench . -benchtime 1x . | grep -E "^Benchmark|^ok"'
 
 commit=$(git rev-parse --short HEAD)

@@ -40,14 +40,18 @@ cat >"$PROJ/package.json" <<JSON
 JSON
 # No lockfile: a lockfile of an earlier run pins the earlier tarball.
 (cd "$PROJ" && rm -rf node_modules/agentfs-sdk package-lock.json && npm install --no-audit --no-fund --silent)
-cmp sdk-ts/bin/linux-x64/agentfs "$PROJ/node_modules/agentfs-sdk/bin/linux-x64/agentfs"
-cmp sdk-ts/bin/linux-x64/agentfs.node "$PROJ/node_modules/agentfs-sdk/bin/linux-x64/agentfs.node"
 cmp sdk-ts/dist/index.js "$PROJ/node_modules/agentfs-sdk/dist/index.js"
 # workloads.mjs resolves SDK from its own directory: a byte-identical copy
 # beside node_modules.
 cp "$WORKLOADS" "$PROJ/workloads.mjs"
 cmp "$WORKLOADS" "$PROJ/workloads.mjs"
-unset AGENTFS_BIN AGENTFS_ADDON AGENTFS_TRANSPORT # our side must use the engine bundled in the package
+# The native engines travel in the platform package @agentfs-sdk/linux-x64
+# (sdk-ts/scripts/pack-all.sh, tested by the npm suite); here the same
+# builds come from bin/ (go tool task build), so the bench needs no cross
+# build of the other platforms' packages.
+unset AGENTFS_TRANSPORT
+go tool task build >&2
+export AGENTFS_BIN=$ROOT/bin/agentfs AGENTFS_ADDON=$ROOT/bin/agentfs.node
 
 files=()
 for side in $SIDES; do

@@ -49,9 +49,11 @@ cmp "$WORKLOADS" "$PROJ/workloads.mjs"
 # (sdk-ts/scripts/pack-all.sh, tested by the npm suite); here the same
 # builds come from bin/ (go tool task build), so the bench needs no cross
 # build of the other platforms' packages.
-unset AGENTFS_TRANSPORT
+# AGENTFS_BIN would make every side a child process: the addon is named
+# and the binary found on PATH, as the package's own would be.
+unset AGENTFS_TRANSPORT AGENTFS_BIN
 go tool task build >&2
-export AGENTFS_BIN=$ROOT/bin/agentfs AGENTFS_ADDON=$ROOT/bin/agentfs.node
+export AGENTFS_ADDON=$ROOT/bin/agentfs.node PATH=$ROOT/bin:$PATH
 
 files=()
 for side in $SIDES; do

@@ -5,7 +5,6 @@ go 1.26.8
 require (
 	connectrpc.com/connect v1.21.1
 	github.com/agentfs-go/agentfs/core v0.7.0
-	golang.org/x/sys v0.49.0
 	google.golang.org/protobuf v1.36.12
 )
 
@@ -30,6 +29,7 @@ require (
 	github.com/ulikunitz/xz v0.5.17 // indirect
 	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
 	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	mvdan.cc/sh/v3 v3.14.1 // indirect

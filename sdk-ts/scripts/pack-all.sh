@@ -73,6 +73,14 @@ if stale "$wasm" "$ROOT/core" "$ROOT/wasm"; then
 	mv "$wasm.tmp" "$wasm"
 	echo "pack-all: built $wasm" >&2
 fi
+# The Workers build (agentfs-sdk/cloudflare): the Durable Object's SQL
+# storage instead of SQLite inside, no node command.
+workers=$engines/wasm/agentfs-workers.wasm
+if stale "$workers" "$ROOT/core" "$ROOT/wasm"; then
+	(cd "$ROOT/wasm" && GOOS=js GOARCH=wasm go build -tags agentfs_workers -trimpath -ldflags='-s -w' -o "$workers.tmp" .)
+	mv "$workers.tmp" "$workers"
+	echo "pack-all: built $workers" >&2
+fi
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -92,6 +100,7 @@ mkdir -p "$main/wasm"
 cp -r package.json README.md dist "$main/"
 cp "$ROOT/LICENSE" "$main/"
 cp "$wasm" "$main/wasm/agentfs.wasm"
+cp "$workers" "$main/wasm/agentfs-workers.wasm"
 cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$main/wasm/wasm_exec.js"
 (cd "$main" && node -e '
 	const fs = require("node:fs");

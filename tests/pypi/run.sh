@@ -33,7 +33,8 @@ version=$(tr -d '[:space:]' <VERSION)
 work=$(mktemp -d "${TMPDIR:-/tmp}/agentfs-pypi.XXXXXX")
 server=""
 cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  # wait answers 143 (the server died of our SIGTERM): not a failure.
+  if [ -n "$server" ] && kill "$server" 2>/dev/null; then wait "$server" 2>/dev/null || true; fi
   chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"
 }
 trap cleanup EXIT

@@ -165,21 +165,6 @@ func (d dbFiles) is(p string, fi os.FileInfo) bool {
 	return false
 }
 
-// posixPerm converts the permission bits of a host file to a POSIX mode.
-func posixPerm(m fs.FileMode) uint32 {
-	p := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		p |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		p |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		p |= 0o1000
-	}
-	return p
-}
-
 // hostMode converts the permission bits of an agent file to a host mode.
 func hostMode(st vfs.Stat) fs.FileMode {
 	return st.FileMode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)

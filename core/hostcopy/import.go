@@ -90,7 +90,7 @@ func (im *importer) tree(root, dst string, info os.FileInfo) error {
 		defer im.tick()
 		switch {
 		case fi.IsDir():
-			if err := ensureDir(im.fs, target, posixPerm(fi.Mode())); err != nil {
+			if err := ensureDir(im.fs, target, vfs.PosixPerm(fi.Mode())); err != nil {
 				return err
 			}
 			im.dirs = append(im.dirs, times{target, hostAtime(fi), fi.ModTime()})
@@ -121,7 +121,7 @@ func (im *importer) tree(root, dst string, info os.FileInfo) error {
 // rootDir makes dst (which may be a symlink to a directory) a directory
 // with the mode of the host directory.
 func (im *importer) rootDir(dst string, fi os.FileInfo) error {
-	perm := posixPerm(fi.Mode())
+	perm := vfs.PosixPerm(fi.Mode())
 	st, err := im.fs.Stat(dst)
 	switch {
 	case vfs.Errno(err) == syscall.ENOENT:
@@ -175,7 +175,7 @@ func (im *importer) file(p, target string, fi os.FileInfo) error {
 		im.warn("skipping %s: it is the agent database", p)
 		return nil
 	}
-	perm := posixPerm(fi.Mode())
+	perm := vfs.PosixPerm(fi.Mode())
 	st, err := im.fs.Lstat(target)
 	switch {
 	case vfs.Errno(err) == syscall.ENOENT:

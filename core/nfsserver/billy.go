@@ -41,22 +41,6 @@ func NewFS(fsys *vfs.FS) *FS { return &FS{vfs: fsys, root: "/"} }
 // abs maps a billy path ("", "a/b", "/a/b") to the engine's absolute path.
 func (f *FS) abs(name string) string { return path.Join(f.root, "/", name) }
 
-// posixPerm converts io/fs permission bits (with setuid, setgid, sticky)
-// to POSIX mode bits.
-func posixPerm(m os.FileMode) uint32 {
-	p := uint32(m.Perm())
-	if m&os.ModeSetuid != 0 {
-		p |= 0o4000
-	}
-	if m&os.ModeSetgid != 0 {
-		p |= 0o2000
-	}
-	if m&os.ModeSticky != 0 {
-		p |= 0o1000
-	}
-	return p
-}
-
 // Create creates or truncates name for reading and writing (billy: 0666
 // before the engine's umask).
 func (f *FS) Create(name string) (billy.File, error) {
@@ -70,7 +54,7 @@ func (f *FS) Open(name string) (billy.File, error) { return f.OpenFile(name, os.
 // O_WRONLY|O_EXCL and no O_CREATE: as open(2), the engine ignores O_EXCL
 // without O_CREATE, so that opens the existing file.
 func (f *FS) OpenFile(name string, flag int, perm os.FileMode) (billy.File, error) {
-	h, err := f.vfs.Open(f.abs(name), flag, posixPerm(perm))
+	h, err := f.vfs.Open(f.abs(name), flag, vfs.PosixPerm(perm))
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +131,7 @@ func (f *FS) ReadDir(name string) ([]os.FileInfo, error) {
 
 // MkdirAll creates a directory and its missing parents.
 func (f *FS) MkdirAll(name string, perm os.FileMode) error {
-	return f.vfs.MkdirAll(f.abs(name), posixPerm(perm))
+	return f.vfs.MkdirAll(f.abs(name), vfs.PosixPerm(perm))
 }
 
 // Symlink makes link a symbolic link to target (stored as given).
@@ -174,7 +158,7 @@ func (f *FS) Root() string { return f.root }
 
 // Chmod sets the permission bits of name (following symlinks).
 func (f *FS) Chmod(name string, mode os.FileMode) error {
-	return f.vfs.Chmod(f.abs(name), posixPerm(mode))
+	return f.vfs.Chmod(f.abs(name), vfs.PosixPerm(mode))
 }
 
 // Lchown sets the owner of name itself, not of a symlink's target.

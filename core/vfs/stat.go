@@ -82,6 +82,24 @@ func (s Stat) FileMode() fs.FileMode {
 	return m
 }
 
+// PosixPerm converts the permission bits of an io/fs mode (with setuid,
+// setgid and sticky) to POSIX mode bits: the inverse of FileMode's
+// permission part, for modes that come from the host or from io/fs
+// callers (NFS, host import).
+func PosixPerm(m fs.FileMode) uint32 {
+	p := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		p |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		p |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		p |= 0o1000
+	}
+	return p
+}
+
 // TypeLetter is the one-letter type used in listings: f, d, l, p, c, b, s.
 func (s Stat) TypeLetter() string {
 	switch s.Type() {

@@ -96,26 +96,9 @@ TOML
 step "publish core and cli at $v into a file-based module proxy"
 go run ./tools/cmd/gomodpublish -out "$work/proxy" -version "$v" core cli
 
-# The Go environment of a user's machine but for where our modules come
-# from (as in tests/gomod/run.sh): the test's proxy first, the machine's
-# module cache read as a proxy, then the usual GOPROXY.
-upstream=$(go env GOPROXY)
-hostcache=$(go env GOMODCACHE)
-cache=${AGENTFS_GOMOD_CACHE:-$root/.cache/gomod}
-mkdir -p "$cache"
-for d in "$cache/$modprefix" "$cache/cache/download/$modprefix"; do
-  if [ -e "$d" ]; then chmod -R u+w "$d"; rm -rf "$d"; fi
-done
-proxies="file://$work/proxy"
-if [ -d "$hostcache/cache/download" ] && [ "$hostcache" != "$cache" ]; then
-  proxies="$proxies,file://$hostcache/cache/download"
-fi
-export GOPROXY="$proxies,$upstream"
-export GOMODCACHE=$cache
-export GONOSUMDB=$modprefix
-export GOTOOLCHAIN=local
-export GOFLAGS=-buildvcs=false
-export GODEBUG=goindex=0
+# Our modules from the test's proxy (tests/lib/goproxy.sh).
+. "$root/tests/lib/goproxy.sh"
+use_test_goproxy "$work/proxy"
 unset GOPRIVATE GONOPROXY GOSUMDB GOWORK AGENTFS_BIN AGENTFS_SKIP_ENGINE_BUILD
 
 # PATH with go, cargo and the C compiler but no agentfs.

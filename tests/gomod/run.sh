@@ -43,31 +43,10 @@ trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 step "publish $mods at $v into a file-based module proxy"
 go run ./tools/cmd/gomodpublish -out "$work/proxy" -version "$v" $mods
 
-# The environment of a user's machine, except for where our modules come
-# from. Read the machine's settings before overriding them.
-upstream=$(go env GOPROXY)
-hostcache=$(go env GOMODCACHE)
-cache=${AGENTFS_GOMOD_CACHE:-$root/.cache/gomod}
-mkdir -p "$cache"
-# A clean module cache for our modules: anything an earlier run extracted
-# is another build of the same version number.
-for d in "$cache/$modprefix" "$cache/cache/download/$modprefix"; do
-  if [ -e "$d" ]; then chmod -R u+w "$d"; rm -rf "$d"; fi
-done
-proxies="file://$work/proxy"
-if [ -d "$hostcache/cache/download" ] && [ "$hostcache" != "$cache" ]; then
-  proxies="$proxies,file://$hostcache/cache/download"
-fi
-export GOPROXY="$proxies,$upstream"
-export GOMODCACHE=$cache
-export GONOSUMDB=$modprefix
+# Our modules from the test's proxy (tests/lib/goproxy.sh).
+. "$root/tests/lib/goproxy.sh"
+use_test_goproxy "$work/proxy"
 export GOWORK=off
-export GOTOOLCHAIN=local
-export GOFLAGS=-buildvcs=false
-# The go command indexes the files of a module-cache directory in the
-# build cache as if it could never change: true of a published version,
-# not of one this test republishes after every edit.
-export GODEBUG=goindex=0
 unset GOPRIVATE GONOPROXY GOSUMDB
 
 for m in $mods tools; do

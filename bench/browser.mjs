@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
@@ -23,6 +23,7 @@ const sdk = join(root, "sdk-ts");
 const runs = Number(process.env.COLD_RUNS ?? 3);
 const full = process.env.AGENTFS_WASM || join(root, "bin", "agentfs.wasm");
 const nonode = process.env.AGENTFS_WASM_NONODE;
+const workersWasm = process.env.AGENTFS_WASM_WORKERS;
 const deps = process.env.TURSO_DEPS;
 const { launch } = await import(join(sdk, "test", "browser", "harness.mjs"));
 const { build } = await import(join(sdk, "node_modules", "esbuild", "lib", "main.js"));
@@ -186,7 +187,8 @@ server.close();
 
 const size = (f) => {
   const raw = readFileSync(f);
-  return `${(raw.length / 1048576).toFixed(1)} MiB | ${(gzipSync(raw, { level: 9 }).length / 1048576).toFixed(1)} MiB`;
+  const br = brotliCompressSync(raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length } }).length;
+  return `${(raw.length / 1048576).toFixed(1)} MiB | ${(gzipSync(raw, { level: 9 }).length / 1048576).toFixed(1)} MiB | ${(br / 1048576).toFixed(1)} MiB`;
 };
 const tursoWasm = join(deps, "node_modules", "@tursodatabase", "database-wasm", "dist", "turso.wasm32-wasi.wasm");
 
@@ -208,10 +210,11 @@ for (const [label, ms] of Object.entries(nodeCold)) out.push(`| Node (new proces
 out.push("");
 out.push("WebAssembly size:");
 out.push("");
-out.push("| build | raw | gzip -9 |");
-out.push("|---|---:|---:|");
+out.push("| build | raw | gzip -9 | brotli -5 |");
+out.push("|---|---:|---:|---:|");
 out.push(`| agentfs-go full (\`go build\`, GOOS=js; the Node build) | ${size(full)} |`);
 out.push(`| agentfs-go \`-tags agentfs_nonode\` (no sandbox \`node\`) | ${size(nonode)} |`);
+if (workersWasm) out.push(`| agentfs-go \`-tags agentfs_workers\` (Cloudflare Workers: no SQLite, no \`node\`) | ${size(workersWasm)} |`);
 out.push(`| @tursodatabase/database-wasm 0.7.2 (turso.wasm32-wasi.wasm) | ${size(tursoWasm)} |`);
 const table = out.join("\n") + "\n";
 process.stdout.write(table);

@@ -9,7 +9,10 @@ go tool task build-wasm-workers >&2
 (cd sdk-ts && npm ci --no-audit --no-fund --silent && npm run build --silent) >&2
 (cd examples/cloudflare && npm ci --no-audit --no-fund --silent) >&2
 cd bench/cloudflare
-npm ci --no-audit --no-fund --silent >&2
+# npm install, not ci: 0.6.4's @tursodatabase/database lists optional
+# platform packages the lockfile lacks, and npm ci refuses such a lockfile
+# (as Taskfile's test-cloudflare).
+npm install --no-audit --no-fund --silent >&2
 for w in ours turso; do
   npx esbuild "$w.ts" --bundle --format=esm --platform=neutral --target=es2022 \
     --external:cloudflare:workers --external:'*.wasm' --outfile="build/$w.js" --log-level=warning

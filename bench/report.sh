@@ -14,7 +14,7 @@
 #
 # Parts (PARTS=all, the default, runs every one): engine sdk-ts sandbox
 # cloudflare mount run overlay sync browser crypt pip-install exec-stream
-# engine-coldstart npm go; browser needs
+# engine-coldstart npm go node sessions; browser needs
 # Debian's chromium, cloudflare npm's workerd. mount, run and overlay
 # need root and /dev/fuse; without them their section says so.
 set -euo pipefail
@@ -73,12 +73,18 @@ part run "agentfs run beside a native directory" bash -c "$fuse; ./bench/agentfs
 part overlay "Overlay (init --base) through a FUSE mount" bash -c "$fuse; ./bench/overlay.sh"
 part sync "Sync through agentfs serve sync (loopback)" ./bench/sync.sh
 part browser "Browser: OPFS, cold start and .wasm size beside agentfs-sdk 0.6.4 (database-wasm)" ./bench/browser.sh
-part crypt "Encryption at rest: engine plain beside aes256gcm and aegis256" ./bench/crypt.sh
+part crypt "Encryption at rest: engine plain beside aes256gcm and aegis256" env ROUNDS=3 ./bench/crypt.sh
 part pip-install "Python distributions: wheel sizes, pip install from a local index" ./bench/pip-install.sh
 part exec-stream "Exec streaming latency (first byte, stdin echo) over stdio and HTTP" ./bench/exec-stream.sh
 part npm "npm packages: tarball sizes, npm install from a local registry" ./bench/npm-install.sh
 part engine-coldstart "Engine cold start to the first write: addon, cgo binary, CGO-free binary, WebAssembly" ./bench/engine-coldstart.sh
 part go "Go benchmarks (engine in-process, testing.B)" bash -c 'cd core && go test -run "^$" -bench . -benchtime 1x . | grep -E "^Benchmark|^ok"'
+# The sandbox's node (goja) beside the host's node, both sides per benchmark.
+part node "The sandbox's node beside host node: node -e cold, JSON transform over 1,000 files (testing.B)" bash -c './bench/node.sh 2s | grep -E "^Benchmark|^ok|^Reference"'
+# Agent sessions against the scripted model on loopback: one prompt = a
+# turn of 50 text deltas with a tool call (list), then 50 more deltas;
+# events/s counts every event a session emits (core/session).
+part sessions "Agent sessions: events per second against the fake model (testing.B)" bash -c 'cd core && go test -run "^$" -bench BenchmarkSessionEvents -benchtime 200x ./session/ | grep -E "^Benchmark|^ok"'
 
 commit=$(git rev-parse --short HEAD)
 dirty=""

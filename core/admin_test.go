@@ -28,8 +28,9 @@ func newAgent(t *testing.T) *core.Agent {
 }
 
 func mustWrite(t *testing.T, a *core.Agent, p, content string) {
+	ctx := t.Context()
 	t.Helper()
-	if err := a.FS.WriteFile(p, []byte(content), vfs.WriteOptions{CreateParents: true}); err != nil {
+	if err := a.FS.WriteFile(ctx, p, []byte(content), vfs.WriteOptions{CreateParents: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -59,11 +60,11 @@ func TestAgent_SnapshotRestore(t *testing.T) {
 	if err := a.RestoreSnapshot(ctx, "before"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.FS.ReadFile("/d/keep.txt")
+	got, err := a.FS.ReadFile(ctx, "/d/keep.txt")
 	if err != nil || string(got) != "v1" {
 		t.Fatalf("after restore ReadFile = %q, %v; want v1", got, err)
 	}
-	if _, err := a.FS.Stat("/new.txt"); !errors.Is(err, os.ErrNotExist) {
+	if _, err := a.FS.Stat(ctx, "/new.txt"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("after restore Stat(/new.txt) err = %v, want not exist", err)
 	}
 	var k int
@@ -130,7 +131,7 @@ func TestAgent_FsckFindsAndRepairs(t *testing.T) {
 	if !rep.Clean() || rep.Repaired == 0 {
 		t.Fatalf("after repair: %+v", rep)
 	}
-	got, err := a.FS.ReadFile("/a/f.txt")
+	got, err := a.FS.ReadFile(ctx, "/a/f.txt")
 	if err != nil || len(got) != 10000 {
 		t.Fatalf("file after repair: len %d, %v", len(got), err)
 	}
@@ -209,11 +210,11 @@ func TestMigrate_OldLayouts(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			got, err := a.FS.ReadFile("/hello.txt")
+			got, err := a.FS.ReadFile(ctx, "/hello.txt")
 			if err != nil || string(got) != "hello" {
 				t.Fatalf("ReadFile after migrate = %q, %v", got, err)
 			}
-			st, err := a.FS.Stat("/hello.txt")
+			st, err := a.FS.Stat(ctx, "/hello.txt")
 			if err != nil || st.Nlink != 1 {
 				t.Fatalf("Stat after migrate = %+v, %v; want nlink 1", st, err)
 			}
@@ -260,7 +261,7 @@ func TestMigrate_Encrypted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if got, err := a.FS.ReadFile("/hello.txt"); err != nil || string(got) != "hello" {
+	if got, err := a.FS.ReadFile(ctx, "/hello.txt"); err != nil || string(got) != "hello" {
 		t.Fatalf("ReadFile after migrate = %q, %v", got, err)
 	}
 }
@@ -322,7 +323,7 @@ func TestAgent_SnapshotWhileWriting(t *testing.T) {
 			default:
 			}
 			content := strings.Repeat(fmt.Sprintf("gen %06d|", i), 1000) // 11 KB, several chunks
-			if err := w.FS.WriteFile(fmt.Sprintf("/w/f%d", i%20), []byte(content), vfs.WriteOptions{CreateParents: true}); err != nil {
+			if err := w.FS.WriteFile(ctx, fmt.Sprintf("/w/f%d", i%20), []byte(content), vfs.WriteOptions{CreateParents: true}); err != nil {
 				done <- err
 				return
 			}
@@ -350,12 +351,12 @@ func TestAgent_SnapshotWhileWriting(t *testing.T) {
 		if rep, err := sa.Fsck(ctx, false); err != nil || !rep.Clean() {
 			t.Fatalf("snapshot %s fsck: %+v, %v", s.Name, rep, err)
 		}
-		names, err := sa.FS.Readdir("/w")
+		names, err := sa.FS.Readdir(ctx, "/w")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, n := range names {
-			data, err := sa.FS.ReadFile("/w/" + n)
+			data, err := sa.FS.ReadFile(ctx, "/w/"+n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -377,13 +378,13 @@ func TestAgent_ChunkRuleAfterGrowingTruncate(t *testing.T) {
 	cs := a.FS.ChunkSize()
 	for _, grow := range []int64{20000, 3 << 20} {
 		data := bytes.Repeat([]byte("0123456789"), 500) // 5000 bytes: chunk 1 short
-		if err := a.FS.WriteFile("/f", data, vfs.WriteOptions{}); err != nil {
+		if err := a.FS.WriteFile(ctx, "/f", data, vfs.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.FS.Truncate("/f", grow); err != nil {
+		if err := a.FS.Truncate(ctx, "/f", grow); err != nil {
 			t.Fatal(err)
 		}
-		h, err := a.FS.Open("/f", os.O_WRONLY|os.O_APPEND, 0)
+		h, err := a.FS.Open(ctx, "/f", os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +395,7 @@ func TestAgent_ChunkRuleAfterGrowingTruncate(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := append(append(data, make([]byte, grow-int64(len(data)))...), "x\n"...)
-		got, err := a.FS.ReadFile("/f")
+		got, err := a.FS.ReadFile(ctx, "/f")
 		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("grow to %d: content differs (len %d, %v)", grow, len(got), err)
 		}
@@ -426,7 +427,7 @@ func TestAgent_FsckPadsShortChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.FS.Invalidate()
-	before, err := a.FS.ReadFile("/f")
+	before, err := a.FS.ReadFile(ctx, "/f")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +438,7 @@ func TestAgent_FsckPadsShortChunks(t *testing.T) {
 	if rep, err = a.Fsck(ctx, true); err != nil || !rep.Clean() || rep.Repaired != 1 {
 		t.Fatalf("repair: %+v %v", rep, err)
 	}
-	after, err := a.FS.ReadFile("/f")
+	after, err := a.FS.ReadFile(ctx, "/f")
 	if err != nil || !bytes.Equal(before, after) {
 		t.Errorf("repair changed the content (%v)", err)
 	}

@@ -130,7 +130,7 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 		// failure (another writer holding the lock past the busy
 		// timeout) leaves them to the next staged write, which reclaims
 		// them too, and must not make the agent unusable.
-		_, _ = a.FS.ReclaimStaging()
+		_, _ = a.FS.ReclaimStaging(ctx)
 	}
 	a.KV = kv.New(db)
 	a.Tools = toolcalls.New(db)

@@ -251,7 +251,7 @@ func checkAfterKill(t *testing.T, db, path string, size int64, want, inflight ui
 		t.Errorf("%d nameless inodes after a writable open (staging not reclaimed; %d staging inodes before)", n, left)
 	}
 	requireClean(t, "after the kill", a)
-	b, err := a.FS.ReadFile(path)
+	b, err := a.FS.ReadFile(ctx, path)
 	if err != nil {
 		t.Fatalf("read %s: %v", path, err)
 	}

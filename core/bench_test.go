@@ -48,14 +48,15 @@ func benchAgent(b *testing.B, d store.Durability) *core.Agent {
 const nFiles = 10000
 
 func fillSmallFiles(b *testing.B, a *core.Agent, n int) {
+	ctx := b.Context()
 	data := bytes.Repeat([]byte("x"), 1024)
 	for i := 0; i < 100; i++ {
-		if err := a.FS.Mkdir(fmt.Sprintf("/d%d", i), 0o755); err != nil {
+		if err := a.FS.Mkdir(ctx, fmt.Sprintf("/d%d", i), 0o755); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for i := 0; i < n; i++ {
-		if err := a.FS.WriteFile(fmt.Sprintf("/d%d/f%d", i%100, i), data, vfs.WriteOptions{}); err != nil {
+		if err := a.FS.WriteFile(ctx, fmt.Sprintf("/d%d/f%d", i%100, i), data, vfs.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -76,6 +77,7 @@ func BenchmarkWriteFile1KiB(b *testing.B)     { benchWriteSmall(b, store.Durabil
 func BenchmarkWriteFile1KiBFull(b *testing.B) { benchWriteSmall(b, store.DurabilityFull) }
 
 func BenchmarkReadFileStat1KiB(b *testing.B) {
+	ctx := b.Context()
 	a := benchAgent(b, store.DurabilityNormal)
 	fillSmallFiles(b, a, nFiles)
 	rng := rand.New(rand.NewSource(1))
@@ -84,7 +86,7 @@ func BenchmarkReadFileStat1KiB(b *testing.B) {
 		start := time.Now()
 		for j := 0; j < nFiles; j++ {
 			i := rng.Intn(nFiles)
-			got, err := a.FS.ReadFile(fmt.Sprintf("/d%d/f%d", i%100, i))
+			got, err := a.FS.ReadFile(ctx, fmt.Sprintf("/d%d/f%d", i%100, i))
 			if err != nil || len(got) != 1024 {
 				b.Fatal(err)
 			}
@@ -93,14 +95,14 @@ func BenchmarkReadFileStat1KiB(b *testing.B) {
 		start = time.Now()
 		for j := 0; j < nFiles; j++ {
 			i := rng.Intn(nFiles)
-			if _, err := a.FS.Stat(fmt.Sprintf("/d%d/f%d", i%100, i)); err != nil {
+			if _, err := a.FS.Stat(ctx, fmt.Sprintf("/d%d/f%d", i%100, i)); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(nFiles)/time.Since(start).Seconds(), "stats/s")
 		start = time.Now()
 		for j := 0; j < 1000; j++ {
-			if _, err := a.FS.Readdir(fmt.Sprintf("/d%d", j%100)); err != nil {
+			if _, err := a.FS.Readdir(ctx, fmt.Sprintf("/d%d", j%100)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -119,22 +121,23 @@ func BenchmarkReadFileStat1KiB(b *testing.B) {
 }
 
 func BenchmarkBigFile64MiB(b *testing.B) {
+	ctx := b.Context()
 	a := benchAgent(b, store.DurabilityNormal)
 	data := make([]byte, 64<<20)
 	rand.New(rand.NewSource(2)).Read(data)
 	for range b.N {
 		start := time.Now()
-		if err := a.FS.WriteFile("/big.bin", data, vfs.WriteOptions{}); err != nil {
+		if err := a.FS.WriteFile(ctx, "/big.bin", data, vfs.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(64/time.Since(start).Seconds(), "write-MiB/s")
 		start = time.Now()
-		got, err := a.FS.ReadFile("/big.bin")
+		got, err := a.FS.ReadFile(ctx, "/big.bin")
 		if err != nil || !bytes.Equal(got, data) {
 			b.Fatal("read mismatch", err)
 		}
 		b.ReportMetric(64/time.Since(start).Seconds(), "read-MiB/s")
-		f, err := a.FS.Open("/big.bin", os.O_RDONLY, 0)
+		f, err := a.FS.Open(ctx, "/big.bin", os.O_RDONLY, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -335,7 +335,7 @@ func canonicalDump(t *testing.T, a *core.Agent) []byte {
 	files := []any{}
 	var walk func(dir string)
 	walk = func(dir string) {
-		names, err := a.FS.Readdir(dir)
+		names, err := a.FS.Readdir(ctx, dir)
 		if err != nil {
 			t.Fatalf("readdir %s: %v", dir, err)
 		}
@@ -344,7 +344,7 @@ func canonicalDump(t *testing.T, a *core.Agent) []byte {
 			if dir == "/" {
 				p = "/" + name
 			}
-			st, err := a.FS.Lstat(p)
+			st, err := a.FS.Lstat(ctx, p)
 			if err != nil {
 				t.Fatalf("lstat %s: %v", p, err)
 			}
@@ -356,7 +356,7 @@ func canonicalDump(t *testing.T, a *core.Agent) []byte {
 				walk(p)
 			case schema.ModeRegular:
 				e["type"] = "file"
-				data, err := a.FS.ReadFile(p)
+				data, err := a.FS.ReadFile(ctx, p)
 				if err != nil {
 					t.Fatalf("read %s: %v", p, err)
 				}
@@ -369,7 +369,7 @@ func canonicalDump(t *testing.T, a *core.Agent) []byte {
 				files = append(files, e)
 			case schema.ModeSymlink:
 				e["type"] = "symlink"
-				target, err := a.FS.Readlink(p)
+				target, err := a.FS.Readlink(ctx, p)
 				if err != nil {
 					t.Fatalf("readlink %s: %v", p, err)
 				}
@@ -581,7 +581,7 @@ func replayFixture(t *testing.T, a *core.Agent, root string) {
 		var err error
 		switch op.Op {
 		case "mkdir": // agentfs-sdk: parent must exist, mode 0755
-			err = a.FS.Mkdir(op.Path, 0o755)
+			err = a.FS.Mkdir(ctx, op.Path, 0o755)
 		case "writeFile": // agentfs-sdk: creates missing parents, mode 0644
 			var data []byte
 			switch {
@@ -595,9 +595,9 @@ func replayFixture(t *testing.T, a *core.Agent, root string) {
 			default:
 				t.Fatalf("op %d: writeFile without content", i)
 			}
-			err = a.FS.WriteFile(op.Path, data, vfs.WriteOptions{CreateParents: true, Perm: 0o644})
+			err = a.FS.WriteFile(ctx, op.Path, data, vfs.WriteOptions{CreateParents: true, Perm: 0o644})
 		case "symlink":
-			err = a.FS.Symlink(op.Target, op.Path)
+			err = a.FS.Symlink(ctx, op.Target, op.Path)
 		case "kvSet":
 			err = a.KV.SetJSON(ctx, op.Key, compactArg(t, op.Value))
 		case "toolStart":
@@ -636,7 +636,7 @@ func TestCompat_AgentfsSDKReadsEngine(t *testing.T) {
 	replayFixture(t, a, root)
 	// Engine-only data lives in tables of its own, invisible to the SDK.
 	const xname, xvalue = "user.agentfs-go.origin", "engine"
-	if err := a.FS.Setxattr("/a/hello.txt", xname, []byte(xvalue), 0, true); err != nil {
+	if err := a.FS.Setxattr(ctx, "/a/hello.txt", xname, []byte(xvalue), 0, true); err != nil {
 		t.Fatal(err)
 	}
 	// The engine's own view first: a failure here is on the write side.
@@ -661,7 +661,7 @@ func TestCompat_AgentfsSDKReadsEngine(t *testing.T) {
 	defer a.Close()
 	compareDump(t, "the engine's dump after agentfs-sdk opened the database", canonicalDump(t, a), want)
 	requireClean(t, "engine-written fixture after agentfs-sdk", a)
-	if v, err := a.FS.Getxattr("/a/hello.txt", xname, true); err != nil || string(v) != xvalue {
+	if v, err := a.FS.Getxattr(ctx, "/a/hello.txt", xname, true); err != nil || string(v) != xvalue {
 		t.Errorf("xattr %s after agentfs-sdk = %q, %v; want %q", xname, v, err, xvalue)
 	}
 }

@@ -16,10 +16,10 @@ func TestOpen_CreateWriteRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.FS.WriteFile("/x/y.txt", []byte("hello"), vfs.WriteOptions{CreateParents: true}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/x/y.txt", []byte("hello"), vfs.WriteOptions{CreateParents: true}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.FS.ReadFile("/x/y.txt")
+	got, err := a.FS.ReadFile(ctx, "/x/y.txt")
 	if err != nil || string(got) != "hello" {
 		t.Fatalf("ReadFile = %q, %v; want hello", got, err)
 	}
@@ -31,7 +31,7 @@ func TestOpen_CreateWriteRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	got, err = a.FS.ReadFile("/x/y.txt")
+	got, err = a.FS.ReadFile(ctx, "/x/y.txt")
 	if err != nil || string(got) != "hello" {
 		t.Fatalf("after reopen ReadFile = %q, %v; want hello", got, err)
 	}

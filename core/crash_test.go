@@ -90,7 +90,7 @@ func helperCrash() error {
 		gen := base + it
 		data := crashContent(gen, k)
 		fmt.Printf("start %d %d\n", k, gen)
-		if err := a.FS.WriteFile(crashPath(k), data, vfs.WriteOptions{}); err != nil {
+		if err := a.FS.WriteFile(context.Background(), crashPath(k), data, vfs.WriteOptions{}); err != nil {
 			return fmt.Errorf("write %s gen %d: %w", crashPath(k), gen, err)
 		}
 		fmt.Printf("done %d %d\n", k, gen)
@@ -108,7 +108,7 @@ func TestCrash_KillDuringLargeWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := 0; k < crashFiles; k++ {
-		if err := a.FS.WriteFile(crashPath(k), crashContent(0, k), vfs.WriteOptions{CreateParents: true}); err != nil {
+		if err := a.FS.WriteFile(ctx, crashPath(k), crashContent(0, k), vfs.WriteOptions{CreateParents: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -187,7 +187,7 @@ func TestCrash_KillDuringLargeWrites(t *testing.T) {
 		}
 		state := make([]string, crashFiles)
 		for k := 0; k < crashFiles; k++ {
-			data, err := a.FS.ReadFile(crashPath(k))
+			data, err := a.FS.ReadFile(ctx, crashPath(k))
 			if err != nil {
 				t.Fatalf("round %d: read %s: %v", round, crashPath(k), err)
 			}
@@ -239,14 +239,14 @@ func helperCrashOpen() error {
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
-	h, err := a.FS.Open("/scratch.bin", os.O_RDWR|os.O_CREATE, 0o644)
+	h, err := a.FS.Open(context.Background(), "/scratch.bin", os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
 	if _, err := h.Write(bytes.Repeat([]byte("scratch "), 50_000)); err != nil {
 		return err
 	}
-	if err := a.FS.Unlink("/scratch.bin"); err != nil {
+	if err := a.FS.Unlink(context.Background(), "/scratch.bin"); err != nil {
 		return err
 	}
 	if _, err := h.Write([]byte("still writable after unlink")); err != nil {
@@ -271,7 +271,7 @@ func TestCrash_KillWithUnlinkedOpenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	keep := bytes.Repeat([]byte("keep me "), 10_000)
-	if err := a.FS.WriteFile("/keep.txt", keep, vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/keep.txt", keep, vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Close(); err != nil {
@@ -312,10 +312,10 @@ func TestCrash_KillWithUnlinkedOpenFile(t *testing.T) {
 	if rep.Inodes != 2 || rep.Chunks != int64((len(keep)+a.FS.ChunkSize()-1)/a.FS.ChunkSize()) {
 		t.Errorf("%d inodes, %d chunks remain; want the root and /keep.txt with its chunks only", rep.Inodes, rep.Chunks)
 	}
-	if got, err := a.FS.ReadFile("/keep.txt"); err != nil || !bytes.Equal(got, keep) {
+	if got, err := a.FS.ReadFile(ctx, "/keep.txt"); err != nil || !bytes.Equal(got, keep) {
 		t.Errorf("/keep.txt: %d bytes, %v", len(got), err)
 	}
-	if names, err := a.FS.Readdir("/"); err != nil || len(names) != 1 {
+	if names, err := a.FS.Readdir(ctx, "/"); err != nil || len(names) != 1 {
 		t.Errorf("readdir / = %q, %v; want only keep.txt", names, err)
 	}
 }

@@ -36,7 +36,7 @@ func TestCrypt_RoundTripNoPlaintextOnDisk(t *testing.T) {
 			}
 			marker := "MARKER-FILE-c0ffee-" + name
 			big := bytes.Repeat([]byte(marker+"\n"), 20000) // overflow pages too
-			if err := a.FS.WriteFile("/secret/"+marker+".txt", big, vfs.WriteOptions{CreateParents: true}); err != nil {
+			if err := a.FS.WriteFile(ctx, "/secret/"+marker+".txt", big, vfs.WriteOptions{CreateParents: true}); err != nil {
 				t.Fatal(err)
 			}
 			if err := a.KV.Set(ctx, "MARKER-KEY-kv", "MARKER-VALUE-kv"); err != nil {
@@ -60,7 +60,7 @@ func TestCrypt_RoundTripNoPlaintextOnDisk(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := b.FS.ReadFile("/secret/" + marker + ".txt")
+				got, err := b.FS.ReadFile(ctx, "/secret/"+marker+".txt")
 				if err != nil || !bytes.Equal(got, big) {
 					t.Fatalf("%s: read back %d bytes (%v), want %d", path, len(got), err, len(big))
 				}
@@ -163,7 +163,7 @@ func TestCrypt_Convert(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := bytes.Repeat([]byte("MARKER-CONVERT\n"), 5000)
-	if err := a.FS.WriteFile("/f", data, vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/f", data, vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()
@@ -185,7 +185,7 @@ func TestCrypt_Convert(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", c.p, err)
 			}
-			got, err := b.FS.ReadFile("/f")
+			got, err := b.FS.ReadFile(ctx, "/f")
 			b.Close()
 			if err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("%s: read %d bytes (%v)", c.p, len(got), err)

@@ -260,13 +260,13 @@ func helperWriter() error {
 	for j := 0; j < n; j++ {
 		data := mpContent(proc, j)
 		for _, p := range []string{mpOwnPath(proc, j), mpSharedPath(proc, j)} {
-			if err := a.FS.WriteFile(p, data, vfs.WriteOptions{CreateParents: true}); err != nil {
+			if err := a.FS.WriteFile(ctx, p, data, vfs.WriteOptions{CreateParents: true}); err != nil {
 				return fmt.Errorf("write %s: %w", p, err)
 			}
 		}
 		// Read back through caches that the other process keeps
 		// invalidating.
-		got, err := a.FS.ReadFile(mpOwnPath(proc, j))
+		got, err := a.FS.ReadFile(ctx, mpOwnPath(proc, j))
 		if err != nil {
 			return fmt.Errorf("read back %s: %w", mpOwnPath(proc, j), err)
 		}
@@ -286,7 +286,7 @@ func helperWriter() error {
 			return fmt.Errorf("tool success %d (id %d): %w", j, id, err)
 		}
 		if j%50 == 49 {
-			names, err := a.FS.Readdir("/shared")
+			names, err := a.FS.Readdir(ctx, "/shared")
 			if err != nil {
 				return fmt.Errorf("readdir /shared: %w", err)
 			}
@@ -341,14 +341,14 @@ func TestMultiProcess_ConcurrentWriters(t *testing.T) {
 	}
 	defer a.Close()
 	for i := 0; i < procs; i++ {
-		names, err := a.FS.Readdir(fmt.Sprintf("/p%d", i))
+		names, err := a.FS.Readdir(ctx, fmt.Sprintf("/p%d", i))
 		if err != nil || len(names) != n {
 			t.Errorf("/p%d has %d entries (%v), want %d", i, len(names), err, n)
 		}
 		for j := 0; j < n; j++ {
 			want := mpContent(i, j)
 			for _, p := range []string{mpOwnPath(i, j), mpSharedPath(i, j)} {
-				got, err := a.FS.ReadFile(p)
+				got, err := a.FS.ReadFile(ctx, p)
 				if err != nil || !bytes.Equal(got, want) {
 					t.Errorf("%s: %d bytes, %v; want the %d bytes written", p, len(got), err, len(want))
 				}
@@ -359,7 +359,7 @@ func TestMultiProcess_ConcurrentWriters(t *testing.T) {
 			}
 		}
 	}
-	if names, err := a.FS.Readdir("/shared"); err != nil || len(names) != procs*n {
+	if names, err := a.FS.Readdir(ctx, "/shared"); err != nil || len(names) != procs*n {
 		t.Errorf("/shared has %d entries (%v), want %d", len(names), err, procs*n)
 	}
 	if keys, err := a.KV.List(ctx, "", 0); err != nil || len(keys) != procs*n {
@@ -406,7 +406,7 @@ func helperCreate() error {
 		return fmt.Errorf("open: %w", err)
 	}
 	for j := 0; j < 20; j++ {
-		if err := a.FS.WriteFile(mpOwnPath(proc, j), mpContent(proc, j), vfs.WriteOptions{CreateParents: true}); err != nil {
+		if err := a.FS.WriteFile(ctx, mpOwnPath(proc, j), mpContent(proc, j), vfs.WriteOptions{CreateParents: true}); err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
 		if err := a.KV.Set(ctx, mpKey(proc, j), mpValue{Proc: proc, N: j, Tag: "v"}); err != nil {
@@ -443,7 +443,7 @@ func TestMultiProcess_ConcurrentCreate(t *testing.T) {
 	defer a.Close()
 	for i := 0; i < procs; i++ {
 		for j := 0; j < 20; j++ {
-			if got, err := a.FS.ReadFile(mpOwnPath(i, j)); err != nil || !bytes.Equal(got, mpContent(i, j)) {
+			if got, err := a.FS.ReadFile(ctx, mpOwnPath(i, j)); err != nil || !bytes.Equal(got, mpContent(i, j)) {
 				t.Errorf("%s: %d bytes, %v", mpOwnPath(i, j), len(got), err)
 			}
 		}
@@ -474,18 +474,18 @@ func helperVisibility() error {
 		what string
 		fn   func() error
 	}{
-		{"rewrite", func() error { return a.FS.WriteFile("/v/file.txt", []byte(visNew), vfs.WriteOptions{}) }},
-		{"chmod", func() error { return a.FS.Chmod("/v/file.txt", 0o600) }},
-		{"create", func() error { return a.FS.WriteFile("/v/new.txt", []byte(visCreated), vfs.WriteOptions{}) }},
-		{"unlink", func() error { return a.FS.Unlink("/v/gone.txt") }},
-		{"rename", func() error { return a.FS.Rename("/v/moved-from.txt", "/v/moved-to.txt") }},
-		{"mkdir", func() error { return a.FS.Mkdir("/v/sub", 0o755) }},
-		{"symlink", func() error { return a.FS.Symlink("file.txt", "/v/link") }},
+		{"rewrite", func() error { return a.FS.WriteFile(ctx, "/v/file.txt", []byte(visNew), vfs.WriteOptions{}) }},
+		{"chmod", func() error { return a.FS.Chmod(ctx, "/v/file.txt", 0o600) }},
+		{"create", func() error { return a.FS.WriteFile(ctx, "/v/new.txt", []byte(visCreated), vfs.WriteOptions{}) }},
+		{"unlink", func() error { return a.FS.Unlink(ctx, "/v/gone.txt") }},
+		{"rename", func() error { return a.FS.Rename(ctx, "/v/moved-from.txt", "/v/moved-to.txt") }},
+		{"mkdir", func() error { return a.FS.Mkdir(ctx, "/v/sub", 0o755) }},
+		{"symlink", func() error { return a.FS.Symlink(ctx, "file.txt", "/v/link") }},
 		{"retarget", func() error {
-			if err := a.FS.Unlink("/v/oldlink"); err != nil {
+			if err := a.FS.Unlink(ctx, "/v/oldlink"); err != nil {
 				return err
 			}
-			return a.FS.Symlink("new.txt", "/v/oldlink")
+			return a.FS.Symlink(ctx, "new.txt", "/v/oldlink")
 		}},
 		{"kv", func() error { return a.KV.Set(ctx, "k", "new") }},
 		{"kv delete", func() error { _, err := a.KV.Delete(ctx, "k-gone"); return err }},
@@ -522,35 +522,35 @@ func TestMultiProcess_ChangesVisibleToOpenInstance(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(a.FS.WriteFile("/v/file.txt", []byte(visOld), vfs.WriteOptions{CreateParents: true}))
-	must(a.FS.WriteFile("/v/gone.txt", []byte("to be removed"), vfs.WriteOptions{}))
-	must(a.FS.WriteFile("/v/moved-from.txt", []byte("moving"), vfs.WriteOptions{}))
-	must(a.FS.Symlink("file.txt", "/v/oldlink"))
+	must(a.FS.WriteFile(ctx, "/v/file.txt", []byte(visOld), vfs.WriteOptions{CreateParents: true}))
+	must(a.FS.WriteFile(ctx, "/v/gone.txt", []byte("to be removed"), vfs.WriteOptions{}))
+	must(a.FS.WriteFile(ctx, "/v/moved-from.txt", []byte("moving"), vfs.WriteOptions{}))
+	must(a.FS.Symlink(ctx, "file.txt", "/v/oldlink"))
 	must(a.KV.Set(ctx, "k", "old"))
 	must(a.KV.Set(ctx, "k-gone", 1))
 
 	// Fill every cache: entries, attributes, negative lookups, link
 	// targets, and keep a handle open.
-	if got, err := a.FS.ReadFile("/v/file.txt"); err != nil || string(got) != visOld {
+	if got, err := a.FS.ReadFile(ctx, "/v/file.txt"); err != nil || string(got) != visOld {
 		t.Fatalf("ReadFile = %q, %v", got, err)
 	}
 	for _, p := range []string{"/v/gone.txt", "/v/moved-from.txt", "/v/oldlink"} {
-		if _, err := a.FS.Lstat(p); err != nil {
+		if _, err := a.FS.Lstat(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, p := range []string{"/v/new.txt", "/v/moved-to.txt", "/v/sub", "/v/link"} {
-		if _, err := a.FS.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := a.FS.Lstat(ctx, p); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("lstat %s before: %v, want ENOENT", p, err)
 		}
 	}
-	if tgt, err := a.FS.Readlink("/v/oldlink"); err != nil || tgt != "file.txt" {
+	if tgt, err := a.FS.Readlink(ctx, "/v/oldlink"); err != nil || tgt != "file.txt" {
 		t.Fatalf("readlink = %q, %v", tgt, err)
 	}
-	if _, err := a.FS.Readdir("/v"); err != nil {
+	if _, err := a.FS.Readdir(ctx, "/v"); err != nil {
 		t.Fatal(err)
 	}
-	h, err := a.FS.Open("/v/file.txt", os.O_RDONLY, 0)
+	h, err := a.FS.Open(ctx, "/v/file.txt", os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -562,41 +562,41 @@ func TestMultiProcess_ChangesVisibleToOpenInstance(t *testing.T) {
 	child.wait(t, "visibility writer", time.Minute)
 
 	// The same, already open instance must see every change at once.
-	st, err := a.FS.Stat("/v/file.txt")
+	st, err := a.FS.Stat(ctx, "/v/file.txt")
 	if err != nil || st.Size != int64(len(visNew)) || st.Perm() != 0o600 {
 		t.Errorf("stat /v/file.txt: size %d, mode %o, %v; want size %d, mode 600", st.Size, st.Perm(), err, len(visNew))
 	}
-	if got, err := a.FS.ReadFile("/v/file.txt"); err != nil || string(got) != visNew {
+	if got, err := a.FS.ReadFile(ctx, "/v/file.txt"); err != nil || string(got) != visNew {
 		t.Errorf("ReadFile /v/file.txt = %q, %v; want the other process's content", got, err)
 	}
 	buf := make([]byte, 200)
 	if n, err := h.ReadAt(buf, 0); string(buf[:n]) != visNew || (err != nil && err != io.EOF) {
 		t.Errorf("ReadAt on a handle opened before = %q, %v; want the other process's content", buf[:n], err)
 	}
-	if got, err := a.FS.ReadFile("/v/new.txt"); err != nil || string(got) != visCreated {
+	if got, err := a.FS.ReadFile(ctx, "/v/new.txt"); err != nil || string(got) != visCreated {
 		t.Errorf("ReadFile /v/new.txt = %q, %v", got, err)
 	}
 	for _, p := range []string{"/v/gone.txt", "/v/moved-from.txt"} {
-		if _, err := a.FS.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := a.FS.Lstat(ctx, p); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("lstat %s after the other process removed it: %v, want ENOENT", p, err)
 		}
 	}
-	if got, err := a.FS.ReadFile("/v/moved-to.txt"); err != nil || string(got) != "moving" {
+	if got, err := a.FS.ReadFile(ctx, "/v/moved-to.txt"); err != nil || string(got) != "moving" {
 		t.Errorf("ReadFile /v/moved-to.txt = %q, %v", got, err)
 	}
-	if st, err := a.FS.Stat("/v/sub"); err != nil || !st.IsDir() {
+	if st, err := a.FS.Stat(ctx, "/v/sub"); err != nil || !st.IsDir() {
 		t.Errorf("stat /v/sub: %+v, %v", st, err)
 	}
-	if got, err := a.FS.ReadFile("/v/link"); err != nil || string(got) != visNew {
+	if got, err := a.FS.ReadFile(ctx, "/v/link"); err != nil || string(got) != visNew {
 		t.Errorf("ReadFile via new symlink = %q, %v", got, err)
 	}
-	if tgt, err := a.FS.Readlink("/v/oldlink"); err != nil || tgt != "new.txt" {
+	if tgt, err := a.FS.Readlink(ctx, "/v/oldlink"); err != nil || tgt != "new.txt" {
 		t.Errorf("readlink of the re-created symlink = %q, %v; want new.txt", tgt, err)
 	}
-	if got, err := a.FS.ReadFile("/v/oldlink"); err != nil || string(got) != visCreated {
+	if got, err := a.FS.ReadFile(ctx, "/v/oldlink"); err != nil || string(got) != visCreated {
 		t.Errorf("ReadFile via re-created symlink = %q, %v", got, err)
 	}
-	names, err := a.FS.Readdir("/v")
+	names, err := a.FS.Readdir(ctx, "/v")
 	want := []string{"file.txt", "link", "moved-to.txt", "new.txt", "oldlink", "sub"}
 	if err != nil || strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Errorf("readdir /v = %q, %v; want %q", names, err, want)
@@ -644,13 +644,13 @@ func helperChurn() error {
 			return a.Close()
 		default:
 		}
-		if err := a.FS.WriteFile("/churn/file.txt", churnContent(i), vfs.WriteOptions{}); err != nil {
+		if err := a.FS.WriteFile(context.Background(), "/churn/file.txt", churnContent(i), vfs.WriteOptions{}); err != nil {
 			return fmt.Errorf("rewrite: %w", err)
 		}
 		if i%2 == 0 {
-			err = a.FS.WriteFile("/churn/flicker.txt", []byte("here"), vfs.WriteOptions{})
+			err = a.FS.WriteFile(context.Background(), "/churn/flicker.txt", []byte("here"), vfs.WriteOptions{})
 		} else {
-			err = a.FS.Unlink("/churn/flicker.txt")
+			err = a.FS.Unlink(context.Background(), "/churn/flicker.txt")
 		}
 		if err != nil {
 			return fmt.Errorf("flicker %d: %w", i, err)
@@ -674,7 +674,7 @@ func TestMultiProcess_ReadsDuringOtherProcessWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if err := a.FS.WriteFile("/churn/file.txt", churnContent(0), vfs.WriteOptions{CreateParents: true}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/churn/file.txt", churnContent(0), vfs.WriteOptions{CreateParents: true}); err != nil {
 		t.Fatal(err)
 	}
 	child := startHelper(t, "churn", db, 0, 0)
@@ -684,7 +684,7 @@ func TestMultiProcess_ReadsDuringOtherProcessWrites(t *testing.T) {
 	var torn, statErrs, reads, stats int
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
-		got, err := a.FS.ReadFile("/churn/file.txt")
+		got, err := a.FS.ReadFile(ctx, "/churn/file.txt")
 		reads++
 		if err != nil {
 			if statErrs++; statErrs <= maxReported {
@@ -697,7 +697,7 @@ func TestMultiProcess_ReadsDuringOtherProcessWrites(t *testing.T) {
 					len(got), len(churnContent(0)), len(churnContent(1)), got[:n], got[len(got)-n:])
 			}
 		}
-		_, err = a.FS.Stat("/churn/flicker.txt")
+		_, err = a.FS.Stat(ctx, "/churn/flicker.txt")
 		stats++
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			if statErrs++; statErrs <= maxReported {

@@ -177,7 +177,7 @@ func TestAttack_Open_ConcurrentCreate(t *testing.T) {
 		go func() {
 			a, err := core.Open(ctx, p, core.Options{Create: true})
 			if err == nil {
-				err = a.FS.WriteFile("/f", []byte("x"), vfs.WriteOptions{})
+				err = a.FS.WriteFile(ctx, "/f", []byte("x"), vfs.WriteOptions{})
 				a.Close()
 			}
 			errs <- err
@@ -200,7 +200,7 @@ func TestAttack_Open_TruncatedIsDamaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 50 {
-		a.FS.WriteFile("/f"+string(rune('a'+i%26))+strings.Repeat("x", i), make([]byte, 5000), vfs.WriteOptions{})
+		a.FS.WriteFile(ctx, "/f"+string(rune('a'+i%26))+strings.Repeat("x", i), make([]byte, 5000), vfs.WriteOptions{})
 	}
 	a.Close()
 	st, _ := os.Stat(p)
@@ -211,9 +211,9 @@ func TestAttack_Open_TruncatedIsDamaged(t *testing.T) {
 		a, err := core.Open(ctx, p, opts)
 		if err == nil {
 			// SQLite may only notice the damage when it reads a page.
-			_, err = a.FS.Readdir("/")
+			_, err = a.FS.Readdir(ctx, "/")
 			if err == nil {
-				_, err = a.FS.ReadFile("/fz" + strings.Repeat("x", 25))
+				_, err = a.FS.ReadFile(ctx, "/fz"+strings.Repeat("x", 25))
 			}
 			a.Close()
 		}
@@ -309,7 +309,7 @@ func TestAttack_Open_ReadOnlyMedia(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.FS.WriteFile("/hello", []byte("world"), vfs.WriteOptions{})
+	a.FS.WriteFile(ctx, "/hello", []byte("world"), vfs.WriteOptions{})
 	a.Close()
 	mnt := roMount(t, src)
 	read := func() (string, error) {
@@ -318,7 +318,7 @@ func TestAttack_Open_ReadOnlyMedia(t *testing.T) {
 			return "", err
 		}
 		defer a.Close()
-		b, err := a.FS.ReadFile("/hello")
+		b, err := a.FS.ReadFile(ctx, "/hello")
 		return string(b), err
 	}
 	if got, err := read(); err != nil || got != "world" {
@@ -335,7 +335,7 @@ func TestAttack_Open_ReadOnlyMedia(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.DB.Write(ctx, func(c *store.Conn) error { return nil })
-	if err := w.FS.WriteFile("/hello", []byte("again"), vfs.WriteOptions{}); err != nil {
+	if err := w.FS.WriteFile(ctx, "/hello", []byte("again"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	wal, _ := os.ReadFile(p + "-wal")

@@ -67,7 +67,7 @@ func FuzzQuery(f *testing.F) {
 	if err := a.KV.Set(ctx, "k1", map[string]any{"a": 1}); err != nil {
 		f.Fatal(err)
 	}
-	if err := a.FS.WriteFile("/f.txt", []byte("data"), vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/f.txt", []byte("data"), vfs.WriteOptions{}); err != nil {
 		f.Fatal(err)
 	}
 	// The whole database in its file (the hash below covers the WAL too,

@@ -59,6 +59,6 @@ fi
 # files (which the steps above emptied and refilled).
 "$bin/gen-agent-tools" -spec spec/tools/agent-tools.json \
   -ts sdk-ts/src/gen/agent_tools.ts -py sdk-python/src/agentfs/v1/agent_tools.py \
-  -go sdk-go/agenttools/specs_gen.go -rust sdk-rust/src/gen/agent_tools.rs
+  -go core/agenttools/specs_gen.go -rust sdk-rust/src/gen/agent_tools.rs
 
 gofmt -w core/api

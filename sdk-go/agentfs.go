@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/agentfs-go/agentfs/core"
 	"github.com/agentfs-go/agentfs/core/rpc"
@@ -34,6 +35,14 @@ type Options struct {
 	// SyncToken is the sync remote's bearer token (default:
 	// TURSO_DB_AUTH_TOKEN).
 	SyncToken string
+	// SyncPartial makes the bootstrap from SyncRemoteURL partial
+	// (docs/SYNC.md; `agentfs init --sync-partial-*`): only the first
+	// BootstrapLength bytes of the remote, or the pages the server reads
+	// to run BootstrapQuery, come at once; the pages the database lacks
+	// are fetched when read, SegmentSize bytes at a time (default
+	// 131072), with Prefetch also the pages a fetched b-tree page points
+	// to. Used only when the database is bootstrapped.
+	SyncPartial *agentsync.Partial
 }
 
 // AgentFS is an agent database open in this process. It implements Agent.
@@ -45,6 +54,10 @@ type AgentFS struct {
 	tools   *localTools
 	sync    agentsync.Options
 	execer
+	sessions
+
+	mmu    sync.Mutex
+	mounts map[*Mount]struct{} // MountSandbox's mounts not unmounted yet
 }
 
 var _ Agent = (*AgentFS)(nil)
@@ -72,12 +85,25 @@ func Open(ctx context.Context, opts Options) (*AgentFS, error) {
 	if so.Token == "" {
 		so.Token = os.Getenv("TURSO_DB_AUTH_TOKEN")
 	}
+	if opts.SyncPartial != nil && opts.SyncRemoteURL == "" {
+		if temp != "" {
+			os.RemoveAll(temp)
+		}
+		return nil, errors.New("agentfs: Options.SyncPartial without Options.SyncRemoteURL: a partial bootstrap is of a sync remote (EINVAL)")
+	}
 	if opts.SyncRemoteURL != "" {
 		if temp != "" {
 			os.RemoveAll(temp)
 			return nil, errors.New("agentfs: a sync remote needs Options.ID or Options.Path (a temporary database is not synced)")
 		}
-		if err := agentsync.Prepare(ctx, path, opts.SyncRemoteURL, so, eo); err != nil {
+		po := so
+		po.Partial = opts.SyncPartial
+		if po.Partial != nil {
+			if err := po.Partial.Check(); err != nil {
+				return nil, fmt.Errorf("agentfs: Options.SyncPartial: %w", err)
+			}
+		}
+		if err := agentsync.Prepare(ctx, path, opts.SyncRemoteURL, po, eo); err != nil {
 			return nil, fmt.Errorf("agentfs: %w", err)
 		}
 	}
@@ -90,13 +116,15 @@ func Open(ctx context.Context, opts Options) (*AgentFS, error) {
 	}
 	binds := &bindingTable{fns: map[string]*boundFn{}}
 	sess := rpc.NewSession(a, opts.ID, binds)
+	svc := &rpc.Service{Version: core.Version}
 	return &AgentFS{
 		agent: a, tempDir: temp,
-		fs:     &localFS{f: a.FS},
-		kv:     &localKV{s: a.KV},
-		tools:  &localTools{l: a.Tools},
-		sync:   so,
-		execer: execer{c: localProcs{svc: &rpc.Service{Version: core.Version}, sess: sess}, mapErr: localErr, binds: binds, session: sess},
+		fs:       &localFS{f: a.FS},
+		kv:       &localKV{s: a.KV},
+		tools:    &localTools{l: a.Tools},
+		sync:     so,
+		execer:   execer{c: localProcs{svc: svc, sess: sess}, mapErr: localErr, binds: binds, session: sess},
+		sessions: sessions{sc: localSessions{svc: svc, sess: sess}, mapErr: localErr},
 	}, nil
 }
 
@@ -118,9 +146,10 @@ func (a *AgentFS) Engine() *core.Agent { return a.agent }
 
 // Close closes the database (and removes it when it was temporary).
 func (a *AgentFS) Close() error {
-	// Running scripts stop before the database closes.
+	// Running scripts stop, and mounts end, before the database closes.
 	a.session.CloseProcs()
-	err := a.agent.Close()
+	a.session.CloseAgentSessions()
+	err := errors.Join(a.unmountAll(), a.agent.Close())
 	if a.tempDir != "" {
 		err = errors.Join(err, os.RemoveAll(a.tempDir))
 	}

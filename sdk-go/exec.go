@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"connectrpc.com/connect"
+
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1connect"
 	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1rpc"
@@ -32,6 +34,38 @@ type Sandbox interface {
 	Processes(ctx context.Context) ([]ProcessInfo, error)
 	// Kill sends a POSIX signal to a process by pid (0: SIGKILL).
 	Kill(ctx context.Context, pid uint64, signal int) error
+	// Policy returns what a script run with opts may do, with every
+	// default filled in; nothing runs. A policy Exec would refuse is
+	// refused the same way (EINVAL).
+	Policy(ctx context.Context, opts ExecOptions) (*Policy, error)
+}
+
+// Policy is the effective policy of a sandbox (agentfs.v1.EffectivePolicy):
+// the representation every SDK's policy() and `agentfs sh
+// --print-policy` share. protojson gives its JSON form.
+type Policy = v1.EffectivePolicy
+
+// NetRule lets curl reach URLs under Prefix (an http:// or https:// URL
+// prefix): only Methods when set; Headers are added at the boundary, so
+// secrets stay in this process. Loopback, private and link-local
+// addresses stay refused unless AllowPrivate.
+type NetRule struct {
+	Prefix       string
+	Methods      []string
+	Headers      map[string]string
+	AllowPrivate bool
+}
+
+// Limits replace single limits of the profile (0 keeps the profile's
+// value); the server's ceiling applies.
+type Limits struct {
+	MaxCommands, MaxSteps, MaxCallDepth int64
+	WallTime                            time.Duration
+	MaxOutputBytes, MaxStreamBytes      int64
+	MaxFSWriteBytes, MaxResponseBytes   int64
+	NetTimeout                          time.Duration
+	MaxMemoryBytes                      int64
+	MaxBackground                       int64
 }
 
 var (
@@ -57,8 +91,21 @@ type ExecOptions struct {
 	Env   map[string]string
 	// Limits profile: "normal" (default), "hardened" or "none".
 	Limits string
-	// Commands that may run (empty: all) and that may not.
+	// Commands that may run (empty: all, unless DefaultDeny) and that
+	// may not.
 	Allow, Deny []string
+	// Path prefixes of the agent filesystem the script may read and
+	// write (writable ones are readable too). Nil: everything, unless
+	// DefaultDeny; Readable alone makes nothing writable.
+	Readable, Writable []string
+	// DefaultDeny makes Readable, Writable and Allow allow-lists even
+	// when empty: nothing is readable, writable or runnable (but the
+	// shell's builtins) unless listed.
+	DefaultDeny bool
+	// Net opens the network to these rules (none: no network).
+	Net []NetRule
+	// LimitValues replace single limits of the Limits profile.
+	LimitValues Limits
 	// NoAudit skips the engine's "exec" record in the tool-call log.
 	NoAudit  bool
 	Bindings map[string]Binding
@@ -113,6 +160,7 @@ type ProcessInfo struct {
 // offer, in-process (rpc.Service with a session) or over Connect.
 type procClient interface {
 	Exec(context.Context, *v1.ExecRequest) (*v1.ExecResponse, error)
+	Policy(context.Context, *v1.PolicyRequest) (*v1.PolicyResponse, error)
 	StartProcess(context.Context, *v1.StartProcessRequest) (*v1.StartProcessResponse, error)
 	ReadProcess(context.Context, *v1.ReadProcessRequest) (*v1.ReadProcessResponse, error)
 	WriteProcess(context.Context, *v1.WriteProcessRequest) (*v1.WriteProcessResponse, error)
@@ -128,10 +176,23 @@ type execer struct {
 	mapErr  func(error) error
 	binds   *bindingTable // nil: bindings are refused (remote)
 	session *rpc.Session  // in-process: closed with the agent
+
+	smu     sync.Mutex
+	streams map[*Process]struct{} // streamed processes not ended yet
 }
 
 func (e *execer) request(script string, o ExecOptions) (*v1.ExecRequest, error) {
-	r := &v1.ExecRequest{Script: script, Dir: o.Dir, Stdin: o.Stdin, Env: o.Env, Limits: o.Limits, Allow: o.Allow, Deny: o.Deny, NoAudit: o.NoAudit}
+	r := &v1.ExecRequest{Script: script, Dir: o.Dir, Stdin: o.Stdin, Env: o.Env, Limits: o.Limits, Allow: o.Allow, Deny: o.Deny, NoAudit: o.NoAudit,
+		Readable: o.Readable, Writable: o.Writable, RestrictPaths: o.Readable != nil && o.Writable != nil, DefaultDeny: o.DefaultDeny}
+	for _, n := range o.Net {
+		r.Net = append(r.Net, &v1.NetRuleSpec{Prefix: n.Prefix, Methods: n.Methods, Headers: n.Headers, AllowPrivate: n.AllowPrivate})
+	}
+	if l := o.LimitValues; l != (Limits{}) {
+		r.LimitValues = &v1.SandboxLimits{MaxCommands: l.MaxCommands, MaxSteps: l.MaxSteps, MaxCallDepth: l.MaxCallDepth,
+			WallTimeMs: l.WallTime.Milliseconds(), MaxOutputBytes: l.MaxOutputBytes, MaxStreamBytes: l.MaxStreamBytes,
+			MaxFsWriteBytes: l.MaxFSWriteBytes, MaxResponseBytes: l.MaxResponseBytes, NetTimeoutMs: l.NetTimeout.Milliseconds(),
+			MaxMemoryBytes: l.MaxMemoryBytes, MaxBackground: l.MaxBackground}
+	}
 	if len(o.Bindings) > 0 && e.binds == nil {
 		return nil, fmt.Errorf("agentfs: exec: bindings need an in-process agent (Open); a remote server cannot call back: %w", ErrNotSupported)
 	}
@@ -158,14 +219,44 @@ func (e *execer) Exec(ctx context.Context, script string, o ExecOptions) (ExecRe
 	return ExecResult{ExitCode: int(r.ExitCode), Stdout: r.Stdout, Stderr: r.Stderr, Limit: r.Limit}, nil
 }
 
+func (e *execer) Policy(ctx context.Context, o ExecOptions) (*Policy, error) {
+	req, err := e.request("", ExecOptions{Dir: o.Dir, Env: o.Env, Limits: o.Limits, Allow: o.Allow, Deny: o.Deny,
+		Readable: o.Readable, Writable: o.Writable, DefaultDeny: o.DefaultDeny, Net: o.Net, LimitValues: o.LimitValues})
+	if err != nil {
+		return nil, err
+	}
+	// Bindings are named only: listing them needs no way back.
+	for name, b := range o.Bindings {
+		req.Bindings = append(req.Bindings, &v1.BindingSpec{Name: name, Description: b.Description, SchemaJson: string(b.Schema)})
+	}
+	r, err := e.c.Policy(ctx, &v1.PolicyRequest{Exec: req})
+	if err != nil {
+		return nil, e.mapErr(err)
+	}
+	return r.Policy, nil
+}
+
 func (e *execer) Spawn(ctx context.Context, script string, o SpawnOptions) (*Process, error) {
 	req, err := e.request(script, o.ExecOptions)
 	if err != nil {
 		return nil, err
 	}
 	release := e.binds.register(o.Bindings)
-	r, err := e.c.StartProcess(ctx, &v1.StartProcessRequest{Exec: req, ShellId: o.shell, KeepStdinOpen: o.KeepStdinOpen,
-		TimeoutMs: uint32(o.Timeout / time.Millisecond), LeaseMs: uint32(o.Lease / time.Millisecond), Detach: o.Detach})
+	start := &v1.StartProcessRequest{Exec: req, ShellId: o.shell, KeepStdinOpen: o.KeepStdinOpen,
+		TimeoutMs: uint32(o.Timeout / time.Millisecond), LeaseMs: uint32(o.Lease / time.Millisecond), Detach: o.Detach}
+	// Over Connect the output streams (StreamProcess); a detached process
+	// must outlive this client, which a streamed one does not, so it is
+	// read by long-poll, as is an in-process agent's (a direct call).
+	if st, ok := e.c.(streamer); ok && !o.Detach {
+		p, err := e.streamSpawn(ctx, st, start)
+		if err != nil {
+			release()
+			return nil, e.mapErr(err)
+		}
+		p.release = sync.OnceFunc(release)
+		return p, nil
+	}
+	r, err := e.c.StartProcess(ctx, start)
 	if err != nil {
 		release()
 		return nil, e.mapErr(err)
@@ -204,6 +295,124 @@ func (e *execer) Kill(ctx context.Context, pid uint64, signal int) error {
 	return e.mapErr(err)
 }
 
+// streamer is a procClient that streams a process's output (Connect's
+// server stream of StreamProcess).
+type streamer interface {
+	StreamProcess(context.Context, *v1.StreamProcessRequest) (*connect.ServerStreamForClient[v1.StreamProcessResponse], error)
+}
+
+// feedMsg is one message of a process's stream.
+type feedMsg struct {
+	chunks []Chunk
+	exit   *ExecResult
+}
+
+// feed carries a process's stream from the goroutine that receives it to
+// Read. It holds one message at a time, so a reader that stops reading
+// stops the stream (and, through the server's bounded buffer, the script)
+// rather than piling output up here.
+type feed struct {
+	msgs   chan feedMsg // closed after the last message; err is then set
+	err    error
+	cancel context.CancelFunc
+}
+
+// streamSpawn starts a process with StreamProcess and returns once its
+// first message (the pid) came. The stream lives until the process ends or
+// Close: it does not end with ctx, which only bounds the start.
+func (e *execer) streamSpawn(ctx context.Context, st streamer, start *v1.StartProcessRequest) (*Process, error) {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stream, err := st.StreamProcess(sctx, &v1.StreamProcessRequest{Target: &v1.StreamProcessRequest_Start{Start: start}})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	first := make(chan error, 1)
+	var pid uint64
+	go func() {
+		ok := stream.Receive()
+		if ok {
+			pid = stream.Msg().Pid
+			first <- nil
+			return
+		}
+		err := stream.Err()
+		if err == nil {
+			err = errors.New("agentfs: the process stream ended before the process started")
+		}
+		first <- err
+	}()
+	select {
+	case err := <-first:
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+	case <-ctx.Done():
+		cancel() // the server kills what it may have started
+		return nil, ctx.Err()
+	}
+	f := &feed{msgs: make(chan feedMsg), cancel: cancel}
+	go func() {
+		defer close(f.msgs)
+		defer stream.Close()
+		for stream.Receive() {
+			m := stream.Msg()
+			var fm feedMsg
+			for _, c := range m.Chunks {
+				fm.chunks = append(fm.chunks, Chunk{Stream: int(c.Stream), Data: c.Data})
+			}
+			if m.Exited {
+				fm.exit = &ExecResult{ExitCode: int(m.ExitCode), Signal: int(m.Signal), Limit: m.Limit}
+			}
+			select {
+			case f.msgs <- fm:
+			case <-sctx.Done():
+				f.err = sctx.Err()
+				return
+			}
+			if m.Exited {
+				return
+			}
+		}
+		if f.err = stream.Err(); f.err == nil {
+			f.err = errors.New("agentfs: the process stream ended without the exit status")
+		}
+	}()
+	p := &Process{PID: pid, e: e, feed: f}
+	e.track(p)
+	return p, nil
+}
+
+// track remembers a streamed process until it ends, so that Close ends
+// its stream (and the server kills it).
+func (e *execer) track(p *Process) {
+	e.smu.Lock()
+	defer e.smu.Unlock()
+	if e.streams == nil {
+		e.streams = map[*Process]struct{}{}
+	}
+	e.streams[p] = struct{}{}
+}
+
+func (e *execer) untrack(p *Process) {
+	e.smu.Lock()
+	defer e.smu.Unlock()
+	delete(e.streams, p)
+}
+
+// closeStreams ends every process stream: a client that closes takes its
+// streamed processes with it.
+func (e *execer) closeStreams() {
+	e.smu.Lock()
+	ps := e.streams
+	e.streams = nil
+	e.smu.Unlock()
+	for p := range ps {
+		p.feed.cancel()
+	}
+}
+
 // Process is a script running in the engine: Read its output as it
 // comes, Write its stdin, Kill it, Wait for its exit code. A process of
 // an in-process agent ends with the agent's Close.
@@ -211,6 +420,10 @@ type Process struct {
 	PID     uint64
 	e       *execer
 	release func()
+
+	// feed is the process's output stream (remote agents); nil: Read
+	// long-polls ReadProcess.
+	feed *feed
 
 	mu     sync.Mutex
 	result *ExecResult
@@ -224,6 +437,9 @@ func (p *Process) Read(ctx context.Context) (chunks []Chunk, done bool, err erro
 	if p.result != nil {
 		return nil, true, nil
 	}
+	if p.feed != nil {
+		return p.readFeed(ctx)
+	}
 	r, err := p.e.c.ReadProcess(ctx, &v1.ReadProcessRequest{Pid: p.PID, WaitMs: 30000})
 	if err != nil {
 		return nil, false, p.e.mapErr(err)
@@ -236,6 +452,26 @@ func (p *Process) Read(ctx context.Context) (chunks []Chunk, done bool, err erro
 		p.release()
 	}
 	return chunks, r.Exited, nil
+}
+
+// readFeed is Read of a streamed process; p.mu is held.
+func (p *Process) readFeed(ctx context.Context) ([]Chunk, bool, error) {
+	select {
+	case m, ok := <-p.feed.msgs:
+		if !ok {
+			p.e.untrack(p)
+			return nil, false, p.e.mapErr(p.feed.err)
+		}
+		if m.exit != nil {
+			p.result = m.exit
+			p.e.untrack(p)
+			p.feed.cancel()
+			p.release()
+		}
+		return m.chunks, m.exit != nil, nil
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
 }
 
 // Write appends to the script's stdin (Spawn with KeepStdinOpen).
@@ -259,7 +495,12 @@ func (p *Process) Kill(ctx context.Context, signal int) error {
 	if ended {
 		return nil
 	}
-	return p.e.Kill(ctx, p.PID, signal)
+	err := p.e.Kill(ctx, p.PID, signal)
+	if p.feed != nil && errors.Is(err, ErrNotFound) {
+		// It ended and its stream reaped it; the exit is on its way.
+		return nil
+	}
+	return err
 }
 
 // Wait reads to the end and returns the exit status with the output
@@ -407,6 +648,9 @@ func (l localProcs) ctx(ctx context.Context) context.Context { return rpc.WithSe
 func (l localProcs) Exec(ctx context.Context, r *v1.ExecRequest) (*v1.ExecResponse, error) {
 	return l.svc.Exec(l.ctx(ctx), r)
 }
+func (l localProcs) Policy(ctx context.Context, r *v1.PolicyRequest) (*v1.PolicyResponse, error) {
+	return l.svc.Policy(l.ctx(ctx), r)
+}
 func (l localProcs) StartProcess(ctx context.Context, r *v1.StartProcessRequest) (*v1.StartProcessResponse, error) {
 	return l.svc.StartProcess(l.ctx(ctx), r)
 }
@@ -437,6 +681,10 @@ type remoteProcs struct {
 
 func (r remoteProcs) Exec(ctx context.Context, req *v1.ExecRequest) (*v1.ExecResponse, error) {
 	return r.sb.Exec(ctx, req)
+}
+
+func (r remoteProcs) Policy(ctx context.Context, req *v1.PolicyRequest) (*v1.PolicyResponse, error) {
+	return r.sb.Policy(ctx, req)
 }
 
 // localErr gives an in-process failure the same form as a remote one

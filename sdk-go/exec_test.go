@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	agentfs "github.com/agentfs-go/agentfs/sdk-go"
 )
@@ -178,4 +179,55 @@ func TestBindingsLocal(t *testing.T) {
 	if _, err := rem.Exec(ctx, "double", agentfs.ExecOptions{Bindings: map[string]agentfs.Binding{"double": double}}); !errors.Is(err, agentfs.ErrNotSupported) {
 		t.Errorf("remote binding: %v", err)
 	}
+}
+
+// A remote agent's spawned process streams (StreamProcess): a client that
+// closes takes it with it, as over stdio. The server kills it when the
+// stream ends; the script's audit record, written once it stopped, shows
+// the failure.
+func TestRemoteStreamedProcessEndsWithClose(t *testing.T) {
+	ctx := context.Background()
+	srv := startServer(t)
+	dial := func() *agentfs.Remote {
+		r, err := agentfs.Dial(ctx, agentfs.RemoteOptions{URL: srv.URL, Agent: "streamed", Token: testToken, Create: true, HTTPClient: srv.Client()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a := dial()
+	p, err := a.Spawn(ctx, "echo up; while :; do sleep 3600; done # victim-go", agentfs.SpawnOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, done, err := p.Read(ctx)
+	if err != nil || done || len(cs) != 1 || string(cs[0].Data) != "up\n" {
+		t.Fatalf("first read %v %v %v", cs, done, err)
+	}
+	a.Close()
+	b := dial()
+	defer b.Close()
+	for {
+		ps, err := b.Processes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) == 0 {
+			break
+		}
+		time.Sleep(time.Millisecond) // polling, not a bound
+	}
+	calls, err := b.Tools().List(ctx, agentfs.ToolFilter{Name: "exec"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		if strings.Contains(string(c.Parameters), "victim-go") {
+			if c.Error == nil {
+				t.Errorf("the killed script's record shows no failure: %+v", c)
+			}
+			return
+		}
+	}
+	t.Errorf("no audit record of the streamed script: %v", calls)
 }

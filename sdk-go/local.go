@@ -20,35 +20,35 @@ func (l *localFS) Stat(ctx context.Context, name string) (Stat, error) {
 	if err := ctx.Err(); err != nil {
 		return Stat{}, err
 	}
-	return l.f.Stat(name)
+	return l.f.Stat(ctx, name)
 }
 
 func (l *localFS) Lstat(ctx context.Context, name string) (Stat, error) {
 	if err := ctx.Err(); err != nil {
 		return Stat{}, err
 	}
-	return l.f.Lstat(name)
+	return l.f.Lstat(ctx, name)
 }
 
 func (l *localFS) Access(ctx context.Context, name string, mode uint32) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Access(name, mode)
+	return l.f.Access(ctx, name, mode)
 }
 
 func (l *localFS) Exists(ctx context.Context, name string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	return l.f.Exists(name)
+	return l.f.Exists(ctx, name)
 }
 
 func (l *localFS) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return l.f.ReadFile(name)
+	return l.f.ReadFile(ctx, name)
 }
 
 func (l *localFS) WriteFile(ctx context.Context, name string, data []byte, o WriteOptions) error {
@@ -59,35 +59,35 @@ func (l *localFS) WriteFile(ctx context.Context, name string, data []byte, o Wri
 	if perm == 0 {
 		perm = 0o644
 	}
-	return l.f.WriteFile(name, data, vfs.WriteOptions{Perm: perm, CreateParents: o.CreateParents, Append: o.Append, Exclusive: o.Exclusive})
+	return l.f.WriteFile(ctx, name, data, vfs.WriteOptions{Perm: perm, CreateParents: o.CreateParents, Append: o.Append, Exclusive: o.Exclusive})
 }
 
 func (l *localFS) Readdir(ctx context.Context, name string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return l.f.Readdir(name)
+	return l.f.Readdir(ctx, name)
 }
 
 func (l *localFS) ReaddirPlus(ctx context.Context, name string) ([]DirEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return l.f.ReaddirPlus(name)
+	return l.f.ReaddirPlus(ctx, name)
 }
 
 func (l *localFS) Mkdir(ctx context.Context, name string, perm uint32) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Mkdir(name, dirPerm(perm))
+	return l.f.Mkdir(ctx, name, dirPerm(perm))
 }
 
 func (l *localFS) MkdirAll(ctx context.Context, name string, perm uint32) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.MkdirAll(name, dirPerm(perm))
+	return l.f.MkdirAll(ctx, name, dirPerm(perm))
 }
 
 func dirPerm(p uint32) uint32 {
@@ -101,21 +101,21 @@ func (l *localFS) Rmdir(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Rmdir(name)
+	return l.f.Rmdir(ctx, name)
 }
 
 func (l *localFS) Unlink(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Unlink(name)
+	return l.f.Unlink(ctx, name)
 }
 
 func (l *localFS) Remove(ctx context.Context, name string, o RemoveOptions) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Remove(name, o.Recursive, o.Force)
+	return l.f.Remove(ctx, name, o.Recursive, o.Force)
 }
 
 func (l *localFS) RemoveAll(ctx context.Context, name string) error {
@@ -126,63 +126,63 @@ func (l *localFS) Rename(ctx context.Context, oldname, newname string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Rename(oldname, newname)
+	return l.f.Rename(ctx, oldname, newname)
 }
 
 func (l *localFS) CopyFile(ctx context.Context, src, dst string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.CopyFile(src, dst)
+	return l.f.CopyFile(ctx, src, dst)
 }
 
 func (l *localFS) Symlink(ctx context.Context, target, linkname string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Symlink(target, linkname)
+	return l.f.Symlink(ctx, target, linkname)
 }
 
 func (l *localFS) Readlink(ctx context.Context, name string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	return l.f.Readlink(name)
+	return l.f.Readlink(ctx, name)
 }
 
 func (l *localFS) Link(ctx context.Context, oldname, newname string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Link(oldname, newname)
+	return l.f.Link(ctx, oldname, newname)
 }
 
 func (l *localFS) Chmod(ctx context.Context, name string, perm uint32) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Chmod(name, perm)
+	return l.f.Chmod(ctx, name, perm)
 }
 
 func (l *localFS) Chown(ctx context.Context, name string, uid, gid int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Chown(name, uid, gid, true)
+	return l.f.Chown(ctx, name, uid, gid, true)
 }
 
 func (l *localFS) Lchown(ctx context.Context, name string, uid, gid int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Chown(name, uid, gid, false)
+	return l.f.Chown(ctx, name, uid, gid, false)
 }
 
 func (l *localFS) Utimes(ctx context.Context, name string, atime, mtime time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Utimens(name, optTime(atime), optTime(mtime), true)
+	return l.f.Utimens(ctx, name, optTime(atime), optTime(mtime), true)
 }
 
 func optTime(t time.Time) *time.Time {
@@ -196,14 +196,14 @@ func (l *localFS) Truncate(ctx context.Context, name string, size int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return l.f.Truncate(name, size)
+	return l.f.Truncate(ctx, name, size)
 }
 
 func (l *localFS) Statfs(ctx context.Context) (FSStat, error) {
 	if err := ctx.Err(); err != nil {
 		return FSStat{}, err
 	}
-	return l.f.Statfs()
+	return l.f.Statfs(ctx)
 }
 
 func (l *localFS) Open(ctx context.Context, name string, flag int, perm uint32) (File, error) {
@@ -213,7 +213,7 @@ func (l *localFS) Open(ctx context.Context, name string, flag int, perm uint32) 
 	if perm == 0 {
 		perm = 0o644
 	}
-	f, err := l.f.Open(name, flag, perm)
+	f, err := l.f.Open(ctx, name, flag, perm)
 	if err != nil {
 		return nil, err
 	}

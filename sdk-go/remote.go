@@ -54,6 +54,7 @@ type Remote struct {
 	kv    *remoteKV
 	tools *remoteTools
 	execer
+	sessions
 }
 
 var _ Agent = (*Remote)(nil)
@@ -85,6 +86,7 @@ func Dial(ctx context.Context, opts RemoteOptions) (*Remote, error) {
 	r.kv = &remoteKV{c: agentfsv1connect.NewKvServiceClient(hc, base, co)}
 	r.tools = &remoteTools{c: agentfsv1connect.NewToolsServiceClient(hc, base, co)}
 	r.execer = execer{c: remoteProcs{agentfsv1connect.NewProcessServiceClient(hc, base, co), agentfsv1connect.NewSandboxServiceClient(hc, base, co)}, mapErr: remoteErr}
+	r.sessions = sessions{sc: agentfsv1connect.NewSessionServiceClient(hc, base, co), mapErr: remoteErr}
 	var err error
 	if opts.Create {
 		_, err = r.agent.CreateAgent(ctx, &v1.CreateAgentRequest{Id: opts.Agent, ExistOk: true})
@@ -111,7 +113,11 @@ func (r *Remote) Tools() ToolLog { return r.tools }
 
 // Close releases nothing on the server (the agent stays open there);
 // open Files must be closed themselves.
-func (r *Remote) Close() error { return nil }
+func (r *Remote) Close() error {
+	// Streamed processes end with their client, as over stdio.
+	r.execer.closeStreams()
+	return nil
+}
 
 // headers adds the bearer token and the agent id to every call.
 type headers struct{ token, agent string }

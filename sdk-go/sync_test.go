@@ -3,7 +3,9 @@
 package agentfs_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -148,5 +150,107 @@ func TestSync_Remote(t *testing.T) {
 	}
 	if _, err := plain.Pull(ctx); err == nil || !strings.Contains(err.Error(), "not set up for sync") {
 		t.Fatalf("pull of a plain agent: %v", err)
+	}
+}
+
+// A partial bootstrap (Options.SyncPartial) receives a prefix of the
+// remote, far less than the whole, and fetches the rest when read.
+func TestSync_Partial(t *testing.T) {
+	ctx := context.Background()
+	srv, err := agentsync.NewServer(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	url := hs.URL + "/partial"
+	dir := t.TempDir()
+
+	// ~3 MiB on the remote; /big/last.bin is written last, past any prefix.
+	noise := func(seed byte, n int) []byte {
+		b := make([]byte, n)
+		x := uint64(seed)*0x9e3779b97f4a7c15 | 1
+		for i := range b {
+			x ^= x >> 12
+			x ^= x << 25
+			x ^= x >> 27
+			b[i] = byte((x * 0x2545f4914f6cdd1d) >> 56)
+		}
+		return b
+	}
+	last := noise(99, 256<<10)
+	w, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(dir, "w.db"), SyncRemoteURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		if err := w.FS().WriteFile(ctx, fmt.Sprintf("/big/f%d.bin", i), noise(byte(i+1), 256<<10), agentfs.WriteOptions{CreateParents: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.FS().WriteFile(ctx, "/big/last.bin", last, agentfs.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	received := func(a *agentfs.AgentFS) int64 {
+		t.Helper()
+		st, err := a.SyncStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.NetworkReceivedBytes
+	}
+	full, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(dir, "full.db"), SyncRemoteURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := received(full)
+	full.Close()
+	if whole < 3<<20 {
+		t.Fatalf("a full bootstrap received %d bytes", whole)
+	}
+
+	part, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(dir, "part.db"), SyncRemoteURL: url,
+		SyncPartial: &agentsync.Partial{BootstrapLength: 128 << 10, SegmentSize: 64 << 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Close()
+	boot := received(part)
+	if boot <= 0 || boot >= whole/8 {
+		t.Fatalf("partial bootstrap received %d of %d", boot, whole)
+	}
+	// A file outside the prefix comes over the network when read.
+	if got, err := part.FS().ReadFile(ctx, "/big/last.bin"); err != nil || !bytes.Equal(got, last) {
+		t.Fatalf("read past the prefix: %d bytes, %v", len(got), err)
+	}
+	if after := received(part); after <= boot || after >= whole {
+		t.Fatalf("received %d after the read (bootstrap %d, whole %d)", after, boot, whole)
+	}
+
+	q, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(dir, "q.db"), SyncRemoteURL: url,
+		SyncPartial: &agentsync.Partial{BootstrapQuery: "SELECT name FROM fs_dentry WHERE parent_ino = 1", Prefetch: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if n := received(q); n <= 0 || n >= 1<<20 {
+		t.Fatalf("query bootstrap received %d", n)
+	}
+	if got, err := q.FS().ReadFile(ctx, "/big/last.bin"); err != nil || !bytes.Equal(got, last) {
+		t.Fatalf("read after a query bootstrap: %d bytes, %v", len(got), err)
+	}
+
+	if _, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(dir, "bad.db"), SyncRemoteURL: url,
+		SyncPartial: &agentsync.Partial{BootstrapLength: 4096, BootstrapQuery: "SELECT 1"}}); err == nil || !strings.Contains(err.Error(), "exclude each other") {
+		t.Fatalf("length and query: %v", err)
+	}
+	if _, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(dir, "nourl.db"), SyncPartial: &agentsync.Partial{BootstrapLength: 4096}}); err == nil || !strings.Contains(err.Error(), "SyncRemoteURL") {
+		t.Fatalf("partial without a remote: %v", err)
 	}
 }

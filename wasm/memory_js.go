@@ -14,12 +14,18 @@ import (
 // memory):
 //
 //	load(path, bytes, wal?)          the database at path is these bytes (with its -wal's committed transactions)
-//	save(path) -> bytes              the bytes of the database at path
+//	save(path) -> bytes              the bytes of the database at path (encrypted as stored, for an encrypted one)
 //	drop(path)                       forget the database at path
 var databaseFuncs = map[string]func(args []js.Value) any{"load": load, "save": save, "drop": drop}
 
 func load(args []js.Value) any {
 	db := bytesOf(args[1])
+	if len(args) > 2 && store.Encrypted(db) {
+		// Its log's checksums are over plain pages: applied at the
+		// open that brings the key.
+		store.LoadMemoryWAL(args[0].String(), db, bytesOf(args[2]))
+		return nil
+	}
 	if len(args) > 2 {
 		var err error
 		if db, err = store.ApplyWAL(db, bytesOf(args[2])); err != nil {
@@ -34,6 +40,15 @@ func load(args []js.Value) any {
 // (ENOENT for a database that is not there).
 func save(args []js.Value) any {
 	path := args[0].String()
+	if store.EncryptedMemory(path) {
+		// The stored bytes are the encrypted file the native engine
+		// opens with the key; SQLite's own copy would be the plain pages.
+		b, err := store.RawMemory(path)
+		if err != nil {
+			return errorValue(err)
+		}
+		return jsBytes(b, nil)
+	}
 	a, err := core.Open(context.Background(), path, core.Options{ReadOnly: true})
 	if err != nil {
 		return errorValue(err)

@@ -15,7 +15,7 @@ import (
 //
 //	attachFiles(path, db, journal)   the database at path is these OPFS sync access handles, written in place
 //	detachFiles(path)                forget them (after its agents closed)
-//	rollback(db, journal) -> bytes   a database's bytes with its hot rollback journal played back
+//	rollback(db, journal, key?, cipher?) -> bytes   a database's bytes with its hot rollback journal played back (an encrypted one with its key)
 var fileFuncs = map[string]func(args []js.Value) any{"attachFiles": attachFiles, "detachFiles": detachFiles, "rollback": rollback}
 
 // The in-memory build's engine also has the file functions.
@@ -36,7 +36,16 @@ func detachFiles(args []js.Value) any {
 }
 
 func rollback(args []js.Value) any {
-	b, err := store.RollBack(bytesOf(args[0]), bytesOf(args[1]))
+	var e *store.Encryption
+	if len(args) > 2 {
+		if key := bytesOf(args[2]); len(key) > 0 {
+			e = &store.Encryption{Key: key}
+			if len(args) > 3 && args[3].Type() == js.TypeString {
+				e.Cipher = args[3].String()
+			}
+		}
+	}
+	b, err := store.RollBack(bytesOf(args[0]), bytesOf(args[1]), e)
 	if err != nil {
 		return errorValue(err)
 	}

@@ -1,6 +1,7 @@
 package hostcopy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,8 +20,8 @@ import (
 // (never written through); directories are merged; directory modes and
 // times are set once their contents are in. src may also be a single
 // regular file, copied to host (into it when host is a directory).
-func Export(f *vfs.FS, src, host string, opts Options) (Stats, error) {
-	ex := &exporter{copier: newCopier(f, opts)}
+func Export(ctx context.Context, f *vfs.FS, src, host string, opts Options) (Stats, error) {
+	ex := &exporter{copier: newCopier(ctx, f, opts)}
 	err := ex.run(src, host)
 	return ex.stats, err
 }
@@ -36,7 +37,7 @@ type exporter struct {
 }
 
 func (ex *exporter) run(src, host string) error {
-	st, err := ex.fs.Stat(src)
+	st, err := ex.fs.Stat(ex.ctx, src)
 	if err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func prepareHostDir(h string, top bool) error {
 }
 
 func (ex *exporter) walk(dir, hdir string) error {
-	entries, err := ex.fs.ReaddirPlus(dir)
+	entries, err := ex.fs.ReaddirPlus(ex.ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func (ex *exporter) file(src, h string, st vfs.Stat) error {
 	if err := ex.clearHost(h); err != nil {
 		return err
 	}
-	in, err := ex.fs.Open(src, os.O_RDONLY, 0)
+	in, err := ex.fs.Open(ex.ctx, src, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (ex *exporter) file(src, h string, st vfs.Stat) error {
 }
 
 func (ex *exporter) symlink(src, h string, st vfs.Stat) error {
-	target, err := ex.fs.Readlink(src)
+	target, err := ex.fs.Readlink(ex.ctx, src)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@
 package hostcopy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,7 @@ func hostErr(err error) error {
 
 // copier is the state both directions share.
 type copier struct {
+	ctx   context.Context // the caller's: a cancelled copy stops at its next entry
 	fs    *vfs.FS
 	opts  Options
 	stats Stats
@@ -70,8 +72,8 @@ type copier struct {
 	buf   []byte
 }
 
-func newCopier(f *vfs.FS, opts Options) *copier {
-	return &copier{fs: f, opts: opts, db: newDBFiles(opts.DBPath), buf: make([]byte, PieceSize(f))}
+func newCopier(ctx context.Context, f *vfs.FS, opts Options) *copier {
+	return &copier{ctx: ctx, fs: f, opts: opts, db: newDBFiles(opts.DBPath), buf: make([]byte, PieceSize(f))}
 }
 
 func (c *copier) warn(format string, a ...any) {

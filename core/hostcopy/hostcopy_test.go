@@ -42,7 +42,7 @@ func TestImportExportRoundTrip(t *testing.T) {
 
 	var warnings []string
 	opts := hostcopy.Options{DBPath: a.Path(), Warn: func(m string) { warnings = append(warnings, m) }}
-	st, err := hostcopy.Import(a.FS, src, "/in", opts)
+	st, err := hostcopy.Import(t.Context(), a.FS, src, "/in", opts)
 	must(err)
 	if st.Files != 2 || st.Dirs != 1 || st.Symlinks != 1 || st.Bytes != 5<<20+5 {
 		t.Errorf("import stats %+v", st)
@@ -52,7 +52,7 @@ func TestImportExportRoundTrip(t *testing.T) {
 	}
 
 	out := filepath.Join(dir, "out")
-	_, err = hostcopy.Export(a.FS, "/in", out, opts)
+	_, err = hostcopy.Export(t.Context(), a.FS, "/in", out, opts)
 	must(err)
 	b, err := os.ReadFile(filepath.Join(out, "sub", "f.txt"))
 	if err != nil || string(b) != "hello" {
@@ -73,11 +73,11 @@ func TestImportExportRoundTrip(t *testing.T) {
 		t.Errorf("exported big.bin: %v", err)
 	}
 	// The database is never an export's target.
-	if _, err := hostcopy.Export(a.FS, "/in/sub/f.txt", a.Path(), opts); err == nil || !strings.Contains(err.Error(), "agent database") {
+	if _, err := hostcopy.Export(t.Context(), a.FS, "/in/sub/f.txt", a.Path(), opts); err == nil || !strings.Contains(err.Error(), "agent database") {
 		t.Errorf("export onto the database: %v, want a refusal", err)
 	}
 	// Host failures read as the host's.
-	if _, err := hostcopy.Import(a.FS, filepath.Join(dir, "missing"), "/x", opts); err == nil || !strings.HasPrefix(err.Error(), "host: ") {
+	if _, err := hostcopy.Import(t.Context(), a.FS, filepath.Join(dir, "missing"), "/x", opts); err == nil || !strings.HasPrefix(err.Error(), "host: ") {
 		t.Errorf("import of a missing host dir: %v, want a host: error", err)
 	}
 }

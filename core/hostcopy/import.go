@@ -1,6 +1,7 @@
 package hostcopy
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -24,8 +25,8 @@ const smallFile = 4 << 20
 // are merged. A new dst is built with vfs.FS.StageTree: a failed import
 // leaves nothing. host may also be a single regular file, copied to dst
 // (into it when dst is a directory).
-func Import(f *vfs.FS, host, dst string, opts Options) (Stats, error) {
-	im := &importer{copier: newCopier(f, opts)}
+func Import(ctx context.Context, f *vfs.FS, host, dst string, opts Options) (Stats, error) {
+	im := &importer{copier: newCopier(ctx, f, opts)}
 	err := im.run(host, dst)
 	return im.stats, err
 }
@@ -50,7 +51,7 @@ func (im *importer) run(host, dst string) error {
 			return hostErr(fmt.Errorf("%s is not a directory or a regular file", host))
 		}
 		target := dst
-		if st, err := im.fs.Stat(dst); err == nil && st.IsDir() {
+		if st, err := im.fs.Stat(im.ctx, dst); err == nil && st.IsDir() {
 			if base := path.Base(filepath.ToSlash(host)); base != "/" && base != "." && base != ".." {
 				target = path.Join(dst, base)
 			}
@@ -62,7 +63,7 @@ func (im *importer) run(host, dst string) error {
 	if err != nil {
 		return hostErr(err)
 	}
-	return im.fs.StageTree(dst, func(dst string) error { return im.tree(root, dst, info) },
+	return im.fs.StageTree(im.ctx, dst, func(dst string) error { return im.tree(root, dst, info) },
 		func() string { return im.stats.String() })
 }
 
@@ -90,7 +91,7 @@ func (im *importer) tree(root, dst string, info os.FileInfo) error {
 		defer im.tick()
 		switch {
 		case fi.IsDir():
-			if err := ensureDir(im.fs, target, vfs.PosixPerm(fi.Mode())); err != nil {
+			if err := ensureDir(im.ctx, im.fs, target, vfs.PosixPerm(fi.Mode())); err != nil {
 				return err
 			}
 			im.dirs = append(im.dirs, times{target, hostAtime(fi), fi.ModTime()})
@@ -111,7 +112,7 @@ func (im *importer) tree(root, dst string, info os.FileInfo) error {
 	// Adding entries changed the directories' times: set them last.
 	for i := len(im.dirs) - 1; i >= 0; i-- {
 		d := im.dirs[i]
-		if err := im.fs.Utimens(d.path, &d.atime, &d.mtime, false); err != nil {
+		if err := im.fs.Utimens(im.ctx, d.path, &d.atime, &d.mtime, false); err != nil {
 			return err
 		}
 	}
@@ -122,13 +123,13 @@ func (im *importer) tree(root, dst string, info os.FileInfo) error {
 // with the mode of the host directory.
 func (im *importer) rootDir(dst string, fi os.FileInfo) error {
 	perm := vfs.PosixPerm(fi.Mode())
-	st, err := im.fs.Stat(dst)
+	st, err := im.fs.Stat(im.ctx, dst)
 	switch {
 	case vfs.Errno(err) == syscall.ENOENT:
-		if err := im.fs.MkdirAll(dst, 0o755); err != nil {
+		if err := im.fs.MkdirAll(im.ctx, dst, 0o755); err != nil {
 			return err
 		}
-		if err := im.fs.Chmod(dst, perm); err != nil {
+		if err := im.fs.Chmod(im.ctx, dst, perm); err != nil {
 			return err
 		}
 	case err != nil:
@@ -136,7 +137,7 @@ func (im *importer) rootDir(dst string, fi os.FileInfo) error {
 	case !st.IsDir():
 		return &fs.PathError{Op: "import", Path: dst, Err: syscall.ENOTDIR}
 	case st.Perm() != perm:
-		if err := im.fs.Chmod(dst, perm); err != nil {
+		if err := im.fs.Chmod(im.ctx, dst, perm); err != nil {
 			return err
 		}
 	}
@@ -146,14 +147,14 @@ func (im *importer) rootDir(dst string, fi os.FileInfo) error {
 
 // ensureDir makes p a directory with permission bits perm, creating it if
 // missing (an import keeps the host's modes on existing directories too).
-func ensureDir(f *vfs.FS, p string, perm uint32) error {
-	st, err := f.Lstat(p)
+func ensureDir(ctx context.Context, f *vfs.FS, p string, perm uint32) error {
+	st, err := f.Lstat(ctx, p)
 	switch {
 	case vfs.Errno(err) == syscall.ENOENT:
-		if err := f.Mkdir(p, perm); err != nil {
+		if err := f.Mkdir(ctx, p, perm); err != nil {
 			return err
 		}
-		if st, err = f.Lstat(p); err != nil {
+		if st, err = f.Lstat(ctx, p); err != nil {
 			return err
 		}
 	case err != nil:
@@ -162,7 +163,7 @@ func ensureDir(f *vfs.FS, p string, perm uint32) error {
 		return &fs.PathError{Op: "mkdir", Path: p, Err: syscall.EEXIST}
 	}
 	if st.Perm() != perm {
-		return f.Chmod(p, perm)
+		return f.Chmod(ctx, p, perm)
 	}
 	return nil
 }
@@ -176,7 +177,7 @@ func (im *importer) file(p, target string, fi os.FileInfo) error {
 		return nil
 	}
 	perm := vfs.PosixPerm(fi.Mode())
-	st, err := im.fs.Lstat(target)
+	st, err := im.fs.Lstat(im.ctx, target)
 	switch {
 	case vfs.Errno(err) == syscall.ENOENT:
 	case err != nil:
@@ -185,7 +186,7 @@ func (im *importer) file(p, target string, fi os.FileInfo) error {
 		return &fs.PathError{Op: "import", Path: target, Err: syscall.EISDIR}
 	case st.IsRegular():
 	default:
-		if err := im.fs.Unlink(target); err != nil {
+		if err := im.fs.Unlink(im.ctx, target); err != nil {
 			return err
 		}
 	}
@@ -202,7 +203,7 @@ func (im *importer) file(p, target string, fi os.FileInfo) error {
 			return hostErr(err)
 		}
 		// Data, mode and times in one transaction.
-		if err := im.fs.WriteFile(target, data, vfs.WriteOptions{Perm: perm, SetPerm: true, Atime: at, Mtime: mt}); err != nil {
+		if err := im.fs.WriteFile(im.ctx, target, data, vfs.WriteOptions{Perm: perm, SetPerm: true, Atime: at, Mtime: mt}); err != nil {
 			return err
 		}
 		progress(len(data))
@@ -212,7 +213,7 @@ func (im *importer) file(p, target string, fi os.FileInfo) error {
 	// Streamed into a staging inode and made the content at once, with
 	// mode and times, in the last transaction: a failure or a kill leaves
 	// the old content (vfs.AtomicFile).
-	w, err := im.fs.CreateAtomic(target, vfs.WriteOptions{Perm: perm, SetPerm: true, Atime: at, Mtime: mt})
+	w, err := im.fs.CreateAtomic(im.ctx, target, vfs.WriteOptions{Perm: perm, SetPerm: true, Atime: at, Mtime: mt})
 	if err != nil {
 		return err
 	}
@@ -232,21 +233,21 @@ func (im *importer) symlink(p, target string, fi os.FileInfo) error {
 	if err != nil {
 		return hostErr(err)
 	}
-	if st, err := im.fs.Lstat(target); err == nil {
+	if st, err := im.fs.Lstat(im.ctx, target); err == nil {
 		if st.IsDir() {
 			return &fs.PathError{Op: "replace", Path: target, Err: syscall.EISDIR}
 		}
-		if err := im.fs.Unlink(target); err != nil {
+		if err := im.fs.Unlink(im.ctx, target); err != nil {
 			return err
 		}
 	} else if vfs.Errno(err) != syscall.ENOENT {
 		return err
 	}
-	if err := im.fs.Symlink(link, target); err != nil {
+	if err := im.fs.Symlink(im.ctx, link, target); err != nil {
 		return err
 	}
 	at, mt := hostAtime(fi), fi.ModTime()
-	if err := im.fs.Utimens(target, &at, &mt, false); err != nil {
+	if err := im.fs.Utimens(im.ctx, target, &at, &mt, false); err != nil {
 		return err
 	}
 	im.stats.Symlinks++

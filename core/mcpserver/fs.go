@@ -156,12 +156,12 @@ func init() {
 		desc:     "Read a whole file of the agent filesystem. Text comes back as is with encoding utf8 (the default); use encoding base64 for binary content.",
 		defaults: map[string]any{"encoding": EncodingUTF8},
 		enums:    map[string][]any{"encoding": encodings},
-		run: func(_ context.Context, s *Server, _ *mcp.CallToolRequest, in ReadFileInput) (ReadFileOutput, error) {
+		run: func(ctx context.Context, s *Server, _ *mcp.CallToolRequest, in ReadFileInput) (ReadFileOutput, error) {
 			p, err := agentPath(in.Path)
 			if err != nil {
 				return ReadFileOutput{}, err
 			}
-			data, err := s.agent.FS.ReadFile(p)
+			data, err := s.agent.FS.ReadFile(ctx, p)
 			if err != nil {
 				return ReadFileOutput{}, err
 			}
@@ -188,7 +188,7 @@ func init() {
 		desc:     "Create or replace a file of the agent filesystem (or append to it). content is text with encoding utf8 (the default) or base64 for binary data; create_dirs creates missing parent directories.",
 		defaults: map[string]any{"encoding": EncodingUTF8},
 		enums:    map[string][]any{"encoding": encodings},
-		run: func(_ context.Context, s *Server, _ *mcp.CallToolRequest, in WriteFileInput) (WriteFileOutput, error) {
+		run: func(ctx context.Context, s *Server, _ *mcp.CallToolRequest, in WriteFileInput) (WriteFileOutput, error) {
 			p, err := agentPath(in.Path)
 			if err != nil {
 				return WriteFileOutput{}, err
@@ -199,12 +199,12 @@ func init() {
 					return WriteFileOutput{}, errorf(syscall.EINVAL, "write %s: content is not valid base64: %v", p, err)
 				}
 			}
-			if err := s.agent.FS.WriteFile(p, data, vfs.WriteOptions{CreateParents: in.CreateDirs, Append: in.Append}); err != nil {
+			if err := s.agent.FS.WriteFile(ctx, p, data, vfs.WriteOptions{CreateParents: in.CreateDirs, Append: in.Append}); err != nil {
 				return WriteFileOutput{}, err
 			}
 			out := WriteFileOutput{Path: p, Written: int64(len(data)), Size: int64(len(data))}
 			if in.Append {
-				st, err := s.agent.FS.Stat(p)
+				st, err := s.agent.FS.Stat(ctx, p)
 				if err != nil {
 					return WriteFileOutput{}, err
 				}
@@ -218,7 +218,7 @@ func init() {
 		name: "readdir", title: "List a directory",
 		desc:     "List a directory of the agent filesystem: name, type, size, mode and modification time of each entry.",
 		defaults: map[string]any{"path": "/"},
-		run: func(_ context.Context, s *Server, _ *mcp.CallToolRequest, in ReaddirInput) (ReaddirOutput, error) {
+		run: func(ctx context.Context, s *Server, _ *mcp.CallToolRequest, in ReaddirInput) (ReaddirOutput, error) {
 			if in.Path == "" {
 				in.Path = "/"
 			}
@@ -226,7 +226,7 @@ func init() {
 			if err != nil {
 				return ReaddirOutput{}, err
 			}
-			ents, err := s.agent.FS.ReaddirPlus(p)
+			ents, err := s.agent.FS.ReaddirPlus(ctx, p)
 			if err != nil {
 				return ReaddirOutput{}, err
 			}
@@ -247,15 +247,15 @@ func init() {
 	define(spec[MkdirInput, PathOutput]{
 		name: "mkdir", title: "Create a directory", writes: true,
 		desc: "Create a directory in the agent filesystem; recursive creates missing parents and accepts an existing directory (mkdir -p).",
-		run: func(_ context.Context, s *Server, _ *mcp.CallToolRequest, in MkdirInput) (PathOutput, error) {
+		run: func(ctx context.Context, s *Server, _ *mcp.CallToolRequest, in MkdirInput) (PathOutput, error) {
 			p, err := agentPath(in.Path)
 			if err != nil {
 				return PathOutput{}, err
 			}
 			if in.Recursive {
-				err = s.agent.FS.MkdirAll(p, 0o755)
+				err = s.agent.FS.MkdirAll(ctx, p, 0o755)
 			} else {
-				err = s.agent.FS.Mkdir(p, 0o755)
+				err = s.agent.FS.Mkdir(ctx, p, 0o755)
 			}
 			return PathOutput{Path: p}, err
 		},
@@ -264,7 +264,7 @@ func init() {
 	define(spec[RemoveInput, PathOutput]{
 		name: "remove", title: "Remove a path", writes: true, destructive: true,
 		desc: "Remove a file, symlink or empty directory of the agent filesystem; recursive removes a directory and everything below it (rm -r).",
-		run: func(_ context.Context, s *Server, _ *mcp.CallToolRequest, in RemoveInput) (PathOutput, error) {
+		run: func(ctx context.Context, s *Server, _ *mcp.CallToolRequest, in RemoveInput) (PathOutput, error) {
 			p, err := agentPath(in.Path)
 			if err != nil {
 				return PathOutput{}, err
@@ -273,14 +273,14 @@ func init() {
 			if in.Recursive {
 				// RemoveAll accepts a missing path (rm -rf); this tool
 				// reports it, as rm -r does.
-				if _, err := fsys.Lstat(p); err != nil {
+				if _, err := fsys.Lstat(ctx, p); err != nil {
 					return PathOutput{}, err
 				}
-				return PathOutput{Path: p}, fsys.RemoveAll(p)
+				return PathOutput{Path: p}, fsys.RemoveAll(ctx, p)
 			}
-			err = fsys.Unlink(p)
+			err = fsys.Unlink(ctx, p)
 			if vfs.Errno(err) == syscall.EISDIR {
-				err = fsys.Rmdir(p)
+				err = fsys.Rmdir(ctx, p)
 			}
 			return PathOutput{Path: p}, err
 		},
@@ -289,7 +289,7 @@ func init() {
 	define(spec[RenameInput, RenameOutput]{
 		name: "rename", title: "Rename or move a path", writes: true, destructive: true,
 		desc: "Rename or move a file or directory of the agent filesystem, replacing an existing destination file as rename(2) does.",
-		run: func(_ context.Context, s *Server, _ *mcp.CallToolRequest, in RenameInput) (RenameOutput, error) {
+		run: func(ctx context.Context, s *Server, _ *mcp.CallToolRequest, in RenameInput) (RenameOutput, error) {
 			from, err := agentPath(in.From)
 			if err != nil {
 				return RenameOutput{}, err
@@ -298,7 +298,7 @@ func init() {
 			if err != nil {
 				return RenameOutput{}, err
 			}
-			return RenameOutput{From: from, To: to}, s.agent.FS.Rename(from, to)
+			return RenameOutput{From: from, To: to}, s.agent.FS.Rename(ctx, from, to)
 		},
 	})
 
@@ -306,16 +306,16 @@ func init() {
 		name: "stat", title: "Describe a path",
 		desc:     "Attributes of a path of the agent filesystem: type, size, mode, owner, times. follow_symlinks (default true) describes the target of a final symlink; false describes the link and gives its target.",
 		defaults: map[string]any{"follow_symlinks": true},
-		run: func(_ context.Context, s *Server, _ *mcp.CallToolRequest, in StatInput) (StatOutput, error) {
+		run: func(ctx context.Context, s *Server, _ *mcp.CallToolRequest, in StatInput) (StatOutput, error) {
 			p, err := agentPath(in.Path)
 			if err != nil {
 				return StatOutput{}, err
 			}
 			var st vfs.Stat
 			if in.FollowSymlinks {
-				st, err = s.agent.FS.Stat(p)
+				st, err = s.agent.FS.Stat(ctx, p)
 			} else {
-				st, err = s.agent.FS.Lstat(p)
+				st, err = s.agent.FS.Lstat(ctx, p)
 			}
 			if err != nil {
 				return StatOutput{}, err
@@ -326,7 +326,7 @@ func init() {
 				Atime: timeString(st.Atime), Mtime: timeString(st.Mtime), Ctime: timeString(st.Ctime),
 			}
 			if st.IsSymlink() {
-				if out.Target, err = s.agent.FS.Readlink(p); err != nil {
+				if out.Target, err = s.agent.FS.Readlink(ctx, p); err != nil {
 					return StatOutput{}, err
 				}
 			}
@@ -340,12 +340,12 @@ func init() {
 	define(spec[AccessInput, AccessOutput]{
 		name: "access", title: "Check that a path exists",
 		desc: "Report whether a path exists in the agent filesystem (following symlinks). A missing path is exists=false, not an error.",
-		run: func(_ context.Context, s *Server, _ *mcp.CallToolRequest, in AccessInput) (AccessOutput, error) {
+		run: func(ctx context.Context, s *Server, _ *mcp.CallToolRequest, in AccessInput) (AccessOutput, error) {
 			p, err := agentPath(in.Path)
 			if err != nil {
 				return AccessOutput{}, err
 			}
-			ok, err := s.agent.FS.Exists(p)
+			ok, err := s.agent.FS.Exists(ctx, p)
 			return AccessOutput{Path: p, Exists: ok}, err
 		},
 	})

@@ -61,16 +61,16 @@ func (s *Server) addResources() {
 	}, s.readResource)
 }
 
-func (s *Server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	p, err := pathForURI(uri)
 	if err != nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	fsys := s.agent.FS
-	st, err := fsys.Stat(p)
+	st, err := fsys.Stat(ctx, p)
 	if err == nil && st.IsDir() {
-		ents, err := fsys.ReaddirPlus(p)
+		ents, err := fsys.ReaddirPlus(ctx, p)
 		if err != nil {
 			return nil, s.resourceError(uri, err)
 		}
@@ -87,7 +87,7 @@ func (s *Server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 	if err != nil {
 		return nil, s.resourceError(uri, err)
 	}
-	data, err := fsys.ReadFile(p)
+	data, err := fsys.ReadFile(ctx, p)
 	if err != nil {
 		return nil, s.resourceError(uri, err)
 	}

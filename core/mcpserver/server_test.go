@@ -173,6 +173,7 @@ func TestToolsListed(t *testing.T) {
 }
 
 func TestFileTools(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t, mcpserver.Options{})
 
 	w := ok[mcpserver.WriteFileOutput](e, "write_file", map[string]any{"path": "/a/b/hello.txt", "content": "hello", "create_dirs": true})
@@ -188,7 +189,7 @@ func TestFileTools(t *testing.T) {
 		t.Errorf("read_file: %+v", r)
 	}
 	// The engine sees what MCP wrote, and the other way round.
-	if got, err := e.agent.FS.ReadFile("/a/b/hello.txt"); err != nil || string(got) != "hello world" {
+	if got, err := e.agent.FS.ReadFile(ctx, "/a/b/hello.txt"); err != nil || string(got) != "hello world" {
 		t.Errorf("engine reads %q, %v", got, err)
 	}
 
@@ -204,7 +205,7 @@ func TestFileTools(t *testing.T) {
 	ok[mcpserver.PathOutput](e, "mkdir", map[string]any{"path": "/d/e/f", "recursive": true})
 	ok[mcpserver.PathOutput](e, "mkdir", map[string]any{"path": "/d/e/f", "recursive": true}) // mkdir -p of an existing dir
 
-	if err := e.agent.FS.Symlink("/a/b/hello.txt", "/link"); err != nil {
+	if err := e.agent.FS.Symlink(ctx, "/a/b/hello.txt", "/link"); err != nil {
 		t.Fatal(err)
 	}
 	ls := ok[mcpserver.ReaddirOutput](e, "readdir", map[string]any{})
@@ -248,14 +249,14 @@ func TestFileTools(t *testing.T) {
 	if rn.From != "/a/b/hello.txt" || rn.To != "/d/hello.txt" {
 		t.Errorf("rename: %+v", rn)
 	}
-	if ok, _ := e.agent.FS.Exists("/d/hello.txt"); !ok {
+	if ok, _ := e.agent.FS.Exists(ctx, "/d/hello.txt"); !ok {
 		t.Error("renamed file missing")
 	}
 
 	ok[mcpserver.PathOutput](e, "remove", map[string]any{"path": "/link"})
 	ok[mcpserver.PathOutput](e, "remove", map[string]any{"path": "/a/b"}) // empty directory
 	ok[mcpserver.PathOutput](e, "remove", map[string]any{"path": "/d", "recursive": true})
-	names, _ := e.agent.FS.Readdir("/")
+	names, _ := e.agent.FS.Readdir(ctx, "/")
 	if !slices.Equal(names, []string{"a", "bin.dat"}) {
 		t.Errorf("after removals: %v", names)
 	}
@@ -514,10 +515,10 @@ func TestResources(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(fsys.WriteFile("/notes/todo.md", []byte("# todo\n"), vfs.WriteOptions{CreateParents: true}))
-	must(fsys.WriteFile("/notes/a b.txt", []byte("spaced"), vfs.WriteOptions{}))
-	must(fsys.WriteFile("/img.png", []byte{0x89, 'P', 'N', 'G', 0, 0xff}, vfs.WriteOptions{}))
-	must(fsys.WriteFile("/data.json", []byte(`{"a":1}`), vfs.WriteOptions{}))
+	must(fsys.WriteFile(ctx, "/notes/todo.md", []byte("# todo\n"), vfs.WriteOptions{CreateParents: true}))
+	must(fsys.WriteFile(ctx, "/notes/a b.txt", []byte("spaced"), vfs.WriteOptions{}))
+	must(fsys.WriteFile(ctx, "/img.png", []byte{0x89, 'P', 'N', 'G', 0, 0xff}, vfs.WriteOptions{}))
+	must(fsys.WriteFile(ctx, "/data.json", []byte(`{"a":1}`), vfs.WriteOptions{}))
 
 	tmpl, err := e.cs.ListResourceTemplates(ctx, nil)
 	if err != nil {
@@ -601,15 +602,16 @@ func TestHTTP(t *testing.T) {
 func timeNow() time.Time { return time.Now() }
 
 func TestExec(t *testing.T) {
+	ctx := t.Context()
 	e := newEnv(t, mcpserver.Options{Sandbox: sandbox.Options{Limits: sandbox.Limits{MaxSteps: 10_000, WallTime: 10 * time.Second}}})
-	if err := e.agent.FS.WriteFile("/src/a.txt", []byte("one\ntwo\nthree\n"), vfs.WriteOptions{CreateParents: true}); err != nil {
+	if err := e.agent.FS.WriteFile(ctx, "/src/a.txt", []byte("one\ntwo\nthree\n"), vfs.WriteOptions{CreateParents: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := ok[mcpserver.ExecOutput](e, "exec", map[string]any{"command": "grep -n t a.txt | wc -l; echo made > new.txt", "cwd": "/src"})
 	if out.ExitCode != 0 || strings.TrimSpace(out.Stdout) != "2" || out.Cwd != "/src" {
 		t.Errorf("exec: %+v", out)
 	}
-	if got, err := e.agent.FS.ReadFile("/src/new.txt"); err != nil || string(got) != "made\n" {
+	if got, err := e.agent.FS.ReadFile(ctx, "/src/new.txt"); err != nil || string(got) != "made\n" {
 		t.Errorf("file written by exec: %q, %v", got, err)
 	}
 	out = ok[mcpserver.ExecOutput](e, "exec", map[string]any{"command": `tr a-z A-Z; echo "$GREETING"`, "stdin": "abc\n", "env": map[string]any{"GREETING": "hi"}})

@@ -98,7 +98,7 @@ func (r *rawFS) withHandle(cancel <-chan struct{}, h *fuse.InHeader, flags uint3
 }
 
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	st, err := n.s.fs.StatIno(n.ino)
+	st, err := n.s.fs.StatIno(opCtx(ctx), n.ino)
 	if err != nil {
 		return nil, 0, n.s.errno(err)
 	}
@@ -147,7 +147,7 @@ var (
 
 // load reads the listing, or takes the one kept on the node when this
 // handle continues a listing (pos > 0) of the directory as it still is.
-func (d *dirHandle) load() syscall.Errno {
+func (d *dirHandle) load(ctx context.Context) syscall.Errno {
 	n := d.n
 	if d.pos > 0 {
 		if l := n.listing.Load(); l != nil && l.at == stampOf(d.st) {
@@ -155,7 +155,7 @@ func (d *dirHandle) load() syscall.Errno {
 			return 0
 		}
 	}
-	es, err := n.s.fs.ReaddirPlusIno(n.ino)
+	es, err := n.s.fs.ReaddirPlusIno(opCtx(ctx), n.ino)
 	if err != nil {
 		return n.s.errno(err)
 	}
@@ -168,7 +168,7 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.l == nil {
-		if errno := d.load(); errno != 0 {
+		if errno := d.load(ctx); errno != 0 {
 			return nil, errno
 		}
 	}
@@ -229,7 +229,7 @@ func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 }
 
 func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
-	return d.n.s.errno(d.n.s.fs.Sync())
+	return d.n.s.errno(d.n.s.fs.Sync(opCtx(ctx)))
 }
 
 func (d *dirHandle) Releasedir(ctx context.Context, releaseFlags uint32) {}

@@ -90,9 +90,9 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	// (CAP_HANDLE_KILLPRIV_V2). The kernel sends such writes through at
 	// once, in the writer's name; uid 0 stands for CAP_FSETID.
 	if c, ok := fuse.FromContext(ctx); ok && c.Uid != 0 {
-		if st, err := h.s.fs.StatIno(h.f.Ino()); err == nil {
+		if st, err := h.s.fs.StatIno(opCtx(ctx), h.f.Ino()); err == nil {
 			if m, ok := dropSetID(st); ok {
-				if _, err := h.s.fs.SetattrIno(h.f.Ino(), vfs.Setattr{Mode: &m}); err != nil {
+				if _, err := h.s.fs.SetattrIno(opCtx(ctx), h.f.Ino(), vfs.Setattr{Mode: &m}); err != nil {
 					return 0, h.s.errno(err)
 				}
 			}

@@ -57,6 +57,7 @@
 package mount
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -72,6 +73,15 @@ import (
 	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
+
+// opCtx is the context of the engine operations a FUSE request runs: the
+// request's, without its cancellation. The kernel sends INTERRUPT for any
+// signal the calling thread receives (Go programs get SIGURG, the
+// runtime's preemption signal, many times a second), and a cancelled
+// operation could only answer EINTR, which few programs retry on open or
+// stat. So an operation runs to its end and the kernel takes that reply,
+// as FUSE allows; each one is short (a read is bounded by its size).
+func opCtx(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 // Server is a mounted filesystem.
 type Server struct {
@@ -293,7 +303,7 @@ func (s *Server) watch() {
 	defer s.watchers.Done()
 	t := time.NewTicker(s.opts.PollInterval)
 	defer t.Stop()
-	last, err := s.fs.Changes()
+	last, err := s.fs.Changes(context.Background())
 	if err != nil {
 		s.opts.Logger.Printf("agentfs mount: watcher: %v", err)
 	}
@@ -303,7 +313,7 @@ func (s *Server) watch() {
 			return
 		case <-t.C:
 		}
-		n, err := s.fs.Changes()
+		n, err := s.fs.Changes(context.Background())
 		if err != nil || n == last {
 			continue
 		}
@@ -342,7 +352,7 @@ func (s *Server) invalidate() {
 	for _, k := range list {
 		inos = append(inos, int64(k.child.StableAttr().Ino))
 	}
-	cur, err := s.fs.StatInos(inos)
+	cur, err := s.fs.StatInos(context.Background(), inos)
 	if err != nil {
 		s.opts.Logger.Printf("agentfs mount: watcher: %v", err)
 		return
@@ -407,7 +417,7 @@ func (s *Server) syncEntries(dir *fs.Inode) {
 	if len(dir.Children()) > maxSyncEntries {
 		return
 	}
-	entries, err := s.fs.ReaddirPlusIno(int64(dir.StableAttr().Ino))
+	entries, err := s.fs.ReaddirPlusIno(context.Background(), int64(dir.StableAttr().Ino))
 	if err != nil || len(entries) > maxSyncEntries {
 		return
 	}

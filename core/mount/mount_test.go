@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentfs-go/agentfs/core"
 	"github.com/agentfs-go/agentfs/core/mount"
+	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
@@ -111,6 +112,7 @@ func getxattrErr(path, name string) error {
 // database, link counts, blocks, nanosecond times, owners and modes, and
 // setattr (chmod, chown, utimens, truncate).
 func TestAttributes(t *testing.T) {
+	ctx := t.Context()
 	fx := mountT(t)
 	writeFile(t, fx.p("f"), strings.Repeat("x", 5000))
 	must(t, os.Mkdir(fx.p("d"), 0o750))
@@ -121,7 +123,7 @@ func TestAttributes(t *testing.T) {
 	}
 	// The inode number is the database's.
 	a := openSecond(t, fx)
-	dbst, err := a.FS.Lstat("/f")
+	dbst, err := a.FS.Lstat(ctx, "/f")
 	must(t, err)
 	if st.Ino != uint64(dbst.Ino) {
 		t.Errorf("ino: mount %d, database %d", st.Ino, dbst.Ino)
@@ -194,6 +196,74 @@ func openSecond(t testing.TB, fx *fixture) *core.Agent {
 	return a
 }
 
+// TestDirectoryLinkCount: stat(2) of a directory through the mount shows
+// 2 links plus one per subdirectory, as on a disk filesystem (what
+// pjdfstest and find's leaf optimisation expect), following mkdir, rmdir
+// and rename; the database keeps 1 for directories (the AgentFS format)
+// and stays clean for fsck.
+func TestDirectoryLinkCount(t *testing.T) {
+	fx := mountT(t)
+	for _, d := range []string{"d", "d/a", "d/b", "d/c", "e"} {
+		must(t, os.Mkdir(fx.p(d), 0o755))
+	}
+	writeFile(t, fx.p("d/f"), "x")
+	links := func(name string) uint64 {
+		t.Helper()
+		var st unix.Stat_t
+		must(t, unix.Lstat(fx.p(name), &st))
+		return uint64(st.Nlink) // uint32 on arm64, uint64 on amd64
+	}
+	if n := links("d"); n != 5 {
+		t.Errorf("nlink of a directory with 3 subdirectories: %d, want 5", n)
+	}
+	if n := links("d/a"); n != 2 {
+		t.Errorf("nlink of an empty directory: %d, want 2", n)
+	}
+	if n := links(""); n != 4 {
+		t.Errorf("nlink of the root with 2 subdirectories: %d, want 4", n)
+	}
+	if out, err := exec.Command("stat", "-c", "%h", fx.p("d")).Output(); err == nil && strings.TrimSpace(string(out)) != "5" {
+		t.Errorf("stat -c %%h d: %q, want 5", out)
+	}
+	must(t, os.Remove(fx.p("d/c")))
+	if n := links("d"); n != 4 {
+		t.Errorf("nlink after rmdir: %d, want 4", n)
+	}
+	must(t, os.Rename(fx.p("d/b"), fx.p("e/b")))
+	if n := links("d"); n != 3 {
+		t.Errorf("nlink after a subdirectory was renamed out: %d, want 3", n)
+	}
+	if n := links("e"); n != 3 {
+		t.Errorf("nlink of the directory it was renamed into: %d, want 3", n)
+	}
+	// A listing (readdir-plus) gives the kernel the same counts.
+	ents, err := os.ReadDir(fx.dir)
+	must(t, err)
+	for _, e := range ents {
+		if e.Name() == "d" {
+			fi, err := e.Info()
+			must(t, err)
+			if n := fi.Sys().(*syscall.Stat_t).Nlink; n != 3 {
+				t.Errorf("nlink of d after a listing: %d, want 3", n)
+			}
+		}
+	}
+	fx.stop(t)
+	a := openSecond(t, fx)
+	var wrong int64
+	must(t, a.DB.Do(t.Context(), func(c *store.Conn) error {
+		return c.QueryRow("SELECT count(*) FROM fs_inode WHERE (mode & 61440) = 16384 AND nlink <> 1").Scan(&wrong)
+	}))
+	if wrong != 0 {
+		t.Errorf("%d directories stored with nlink other than 1 (the AgentFS format keeps 1)", wrong)
+	}
+	rep, err := a.Fsck(t.Context(), false)
+	must(t, err)
+	if !rep.Clean() {
+		t.Errorf("fsck: %+v", rep.Problems)
+	}
+}
+
 // TestOpenFlags covers O_CREAT, O_EXCL, O_TRUNC and O_APPEND.
 func TestOpenFlags(t *testing.T) {
 	fx := mountT(t)
@@ -262,6 +332,7 @@ func TestOpenFlags(t *testing.T) {
 // TestSparseAndLarge reads holes as zeros and moves megabytes through
 // requests of up to MaxWrite.
 func TestSparseAndLarge(t *testing.T) {
+	ctx := t.Context()
 	fx := mountT(t)
 	f, err := os.Create(fx.p("sparse"))
 	must(t, err)
@@ -308,7 +379,7 @@ func TestSparseAndLarge(t *testing.T) {
 	}
 	// What the database holds is the same (another connection).
 	a := openSecond(t, fx)
-	got, err := a.FS.ReadFile("/big")
+	got, err := a.FS.ReadFile(ctx, "/big")
 	must(t, err)
 	if !bytes.Equal(got, data) {
 		t.Errorf("database copy of big file differs")
@@ -318,10 +389,11 @@ func TestSparseAndLarge(t *testing.T) {
 // TestUnlinkedOpen: a file keeps working while open after its last name
 // is gone, and disappears from the database at the last close.
 func TestUnlinkedOpen(t *testing.T) {
+	ctx := t.Context()
 	fx := mountT(t)
 	writeFile(t, fx.p("f"), "before")
 	a := openSecond(t, fx)
-	st, err := a.FS.Lstat("/f")
+	st, err := a.FS.Lstat(ctx, "/f")
 	must(t, err)
 	f, err := os.OpenFile(fx.p("f"), os.O_RDWR, 0)
 	must(t, err)
@@ -344,12 +416,12 @@ func TestUnlinkedOpen(t *testing.T) {
 		t.Errorf("fstat nlink after unlink: %d", n)
 	}
 	// Still in the database while open (nlink 0).
-	if got, err := a.FS.StatIno(st.Ino); err != nil || got.Nlink != 0 {
+	if got, err := a.FS.StatIno(ctx, st.Ino); err != nil || got.Nlink != 0 {
 		t.Errorf("database while open: %+v, %v", got, err)
 	}
 	must(t, f.Close())
 	eventually(t, "inode purged after last close", 5*time.Second, func() bool {
-		_, err := a.FS.StatIno(st.Ino)
+		_, err := a.FS.StatIno(ctx, st.Ino)
 		return vfs.Errno(err) == syscall.ENOENT
 	})
 }
@@ -357,6 +429,7 @@ func TestUnlinkedOpen(t *testing.T) {
 // TestRename covers replace, RENAME_NOREPLACE and RENAME_EXCHANGE of files
 // and directories, across directories.
 func TestRename(t *testing.T) {
+	ctx := t.Context()
 	fx := mountT(t)
 	p := fx.p
 	must(t, os.MkdirAll(p("a/x"), 0o755))
@@ -403,7 +476,7 @@ func TestRename(t *testing.T) {
 	var paths []string
 	eventually(t, "renames committed", commitBound, func() bool {
 		var err error
-		paths, err = a.FS.Paths()
+		paths, err = a.FS.Paths(ctx)
 		must(t, err)
 		return slices.Equal(paths, want)
 	})
@@ -608,6 +681,7 @@ func TestReaddir(t *testing.T) {
 // TestMmap writes through a shared mapping and reads through a private
 // one; the data reaches the database at msync.
 func TestMmap(t *testing.T) {
+	ctx := t.Context()
 	fx := mountT(t)
 	const size = 3*4096 + 100
 	writeFile(t, fx.p("m"), strings.Repeat("a", size))
@@ -627,7 +701,7 @@ func TestMmap(t *testing.T) {
 		t.Errorf("after mmap write: %q (len %d)", got[4090:4120], len(got))
 	}
 	a := openSecond(t, fx)
-	db, err := a.FS.ReadFile("/m")
+	db, err := a.FS.ReadFile(ctx, "/m")
 	must(t, err)
 	if string(db) != got {
 		t.Errorf("database differs from the mapped file")
@@ -650,6 +724,7 @@ func TestMmap(t *testing.T) {
 // the kernel's own caches last mount.DefaultTimeout, much longer), and
 // writes through the mount are visible to it once the file is closed.
 func TestOtherProcessWrites(t *testing.T) {
+	ctx := t.Context()
 	fx := mountT(t)
 	a := openSecond(t, fx)
 	// Prime the kernel's caches: attributes, entries, a negative entry
@@ -666,10 +741,10 @@ func TestOtherProcessWrites(t *testing.T) {
 	// A liveness bound, not a speed claim: the watcher polls every
 	// DefaultPollInterval; the slack covers a loaded 2-core machine.
 	bound := mount.DefaultPollInterval + 30*time.Second
-	must(t, a.FS.WriteFile("/new", []byte("from the SDK"), vfs.WriteOptions{}))
-	must(t, a.FS.WriteFile("/cached", []byte("new and longer content"), vfs.WriteOptions{}))
-	must(t, a.FS.Unlink("/gone"))
-	must(t, a.FS.Chmod("/dir", 0o700))
+	must(t, a.FS.WriteFile(ctx, "/new", []byte("from the SDK"), vfs.WriteOptions{}))
+	must(t, a.FS.WriteFile(ctx, "/cached", []byte("new and longer content"), vfs.WriteOptions{}))
+	must(t, a.FS.Unlink(ctx, "/gone"))
+	must(t, a.FS.Chmod(ctx, "/dir", 0o700))
 	start := time.Now()
 	eventually(t, "new file visible", bound, func() bool {
 		b, err := os.ReadFile(fx.p("new"))
@@ -692,12 +767,12 @@ func TestOtherProcessWrites(t *testing.T) {
 	// The other way: what a program closed is committed when close(2)
 	// returns; other changes within the group commit delay.
 	writeFile(t, fx.p("from-mount"), "hello")
-	if got, err := a.FS.ReadFile("/from-mount"); err != nil || string(got) != "hello" {
+	if got, err := a.FS.ReadFile(ctx, "/from-mount"); err != nil || string(got) != "hello" {
 		t.Errorf("second connection reads %q, %v", got, err)
 	}
 	must(t, os.Rename(fx.p("from-mount"), fx.p("dir/renamed")))
 	took := eventually(t, "rename visible", commitBound, func() bool {
-		_, err := a.FS.Lstat("/dir/renamed")
+		_, err := a.FS.Lstat(ctx, "/dir/renamed")
 		return err == nil
 	})
 	t.Logf("a rename through the mount reached the database after %v", took)
@@ -706,7 +781,7 @@ func TestOtherProcessWrites(t *testing.T) {
 	must(t, err)
 	f.WriteString("kept open")
 	must(t, f.Sync())
-	if got, err := a.FS.ReadFile("/open"); err != nil || string(got) != "kept open" {
+	if got, err := a.FS.ReadFile(ctx, "/open"); err != nil || string(got) != "kept open" {
 		t.Errorf("after fsync the database has %q, %v", got, err)
 	}
 	f.Close()

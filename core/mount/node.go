@@ -100,7 +100,7 @@ func (n *node) OnForget() {
 }
 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	st, err := n.s.fs.Lookup(n.ino, name)
+	st, err := n.s.fs.Lookup(opCtx(ctx), n.ino, name)
 	if err != nil {
 		return nil, n.s.errno(err)
 	}
@@ -108,7 +108,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 }
 
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	st, err := n.s.fs.StatIno(n.ino)
+	st, err := n.s.fs.StatIno(opCtx(ctx), n.ino)
 	if err != nil {
 		// fstat(2) of a directory removed while open: the engine keeps
 		// no inode of it (open files only), so answer from the
@@ -156,11 +156,11 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	// chown, and a truncate by a caller without CAP_FSETID (the kernel
 	// says so), clear the set-ID bits (CAP_HANDLE_KILLPRIV_V2).
 	if a.UID != nil || a.GID != nil || (a.Size != nil && in.Valid&fuse.FATTR_KILL_SUIDGID != 0) {
-		if errno := n.killPriv(&a); errno != 0 {
+		if errno := n.killPriv(ctx, &a); errno != 0 {
 			return errno
 		}
 	}
-	st, err := n.s.fs.SetattrIno(n.ino, a)
+	st, err := n.s.fs.SetattrIno(opCtx(ctx), n.ino, a)
 	if err != nil {
 		return n.s.errno(err)
 	}
@@ -174,11 +174,11 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 // chown(2) and on a write or truncate by an unprivileged process. With
 // CAP_HANDLE_KILLPRIV_V2 the kernel leaves this to the server. An
 // explicit mode in a wins.
-func (n *node) killPriv(a *vfs.Setattr) syscall.Errno {
+func (n *node) killPriv(ctx context.Context, a *vfs.Setattr) syscall.Errno {
 	if a.Mode != nil {
 		return 0
 	}
-	st, err := n.s.fs.StatIno(n.ino)
+	st, err := n.s.fs.StatIno(opCtx(ctx), n.ino)
 	if err != nil {
 		return n.s.errno(err)
 	}
@@ -225,7 +225,7 @@ func (s *Server) fopenFlags() uint32 {
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	f, err := n.s.fs.OpenIno(n.ino, n.s.openFlags(flags))
+	f, err := n.s.fs.OpenIno(opCtx(ctx), n.ino, n.s.openFlags(flags))
 	if err != nil {
 		return nil, 0, n.s.errno(err)
 	}
@@ -240,7 +240,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
-	f, st, err := n.s.fs.CreateAt(n.ino, name, n.s.openFlags(flags), mode&0o7777, caller(ctx))
+	f, st, err := n.s.fs.CreateAt(opCtx(ctx), n.ino, name, n.s.openFlags(flags), mode&0o7777, caller(ctx))
 	if err != nil {
 		return nil, nil, 0, n.s.errno(err)
 	}
@@ -248,7 +248,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	st, err := n.s.fs.MkdirAt(n.ino, name, mode&0o7777, caller(ctx))
+	st, err := n.s.fs.MkdirAt(opCtx(ctx), n.ino, name, mode&0o7777, caller(ctx))
 	if err != nil {
 		return nil, n.s.errno(err)
 	}
@@ -256,7 +256,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 }
 
 func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	st, err := n.s.fs.MknodAt(n.ino, name, mode, uint64(dev), caller(ctx))
+	st, err := n.s.fs.MknodAt(opCtx(ctx), n.ino, name, mode, uint64(dev), caller(ctx))
 	if err != nil {
 		return nil, n.s.errno(err)
 	}
@@ -264,7 +264,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 }
 
 func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	st, err := n.s.fs.SymlinkAt(n.ino, name, target, caller(ctx))
+	st, err := n.s.fs.SymlinkAt(opCtx(ctx), n.ino, name, target, caller(ctx))
 	if err != nil {
 		return nil, n.s.errno(err)
 	}
@@ -276,7 +276,7 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	if !ok {
 		return nil, syscall.EXDEV
 	}
-	st, err := n.s.fs.LinkAt(t.ino, n.ino, name)
+	st, err := n.s.fs.LinkAt(opCtx(ctx), t.ino, n.ino, name)
 	if err != nil {
 		return nil, n.s.errno(err)
 	}
@@ -284,7 +284,7 @@ func (n *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 }
 
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	t, err := n.s.fs.ReadlinkIno(n.ino)
+	t, err := n.s.fs.ReadlinkIno(opCtx(ctx), n.ino)
 	if err != nil {
 		return nil, n.s.errno(err)
 	}
@@ -292,7 +292,7 @@ func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	return n.s.errno(n.s.fs.UnlinkAt(n.ino, name))
+	return n.s.errno(n.s.fs.UnlinkAt(opCtx(ctx), n.ino, name))
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
@@ -300,12 +300,12 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	var st vfs.Stat
 	if ch := n.GetChild(name); ch != nil {
 		if c, ok := ch.Operations().(*node); ok {
-			if s, err := n.s.fs.StatIno(c.ino); err == nil {
+			if s, err := n.s.fs.StatIno(opCtx(ctx), c.ino); err == nil {
 				child, st = c, s
 			}
 		}
 	}
-	if err := n.s.fs.RmdirAt(n.ino, name); err != nil {
+	if err := n.s.fs.RmdirAt(opCtx(ctx), n.ino, name); err != nil {
 		return n.s.errno(err)
 	}
 	if child != nil && child.ino == st.Ino {
@@ -335,11 +335,11 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if flags&^(renameNoReplace|renameExchange) != 0 {
 		return syscall.EINVAL // RENAME_WHITEOUT
 	}
-	return n.s.errno(n.s.fs.RenameAt(n.ino, name, np.ino, newName, fl))
+	return n.s.errno(n.s.fs.RenameAt(opCtx(ctx), n.ino, name, np.ino, newName, fl))
 }
 
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	st, err := n.s.statfs()
+	st, err := n.s.statfs(ctx)
 	if err != nil {
 		return n.s.errno(err)
 	}
@@ -368,7 +368,7 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, 
 	if neg && n.s.noXattr(n.ino, attr) {
 		return 0, syscall.ENODATA
 	}
-	v, err := n.s.fs.GetxattrIno(n.ino, attr)
+	v, err := n.s.fs.GetxattrIno(opCtx(ctx), n.ino, attr)
 	if err != nil {
 		if neg && vfs.Errno(err) == syscall.ENODATA {
 			n.s.xattrNeg.Store(xattrKey{n.ino, attr}, struct{}{})
@@ -386,18 +386,18 @@ func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 		return syscall.EOPNOTSUPP
 	}
 	n.s.xattrNeg.Delete(xattrKey{n.ino, attr})
-	return n.s.errno(n.s.fs.SetxattrIno(n.ino, attr, data, int(flags)))
+	return n.s.errno(n.s.fs.SetxattrIno(opCtx(ctx), n.ino, attr, data, int(flags)))
 }
 
 func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
 	if systemAttr(attr) {
 		return syscall.EOPNOTSUPP
 	}
-	return n.s.errno(n.s.fs.RemovexattrIno(n.ino, attr))
+	return n.s.errno(n.s.fs.RemovexattrIno(opCtx(ctx), n.ino, attr))
 }
 
 func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	names, err := n.s.fs.ListxattrIno(n.ino)
+	names, err := n.s.fs.ListxattrIno(opCtx(ctx), n.ino)
 	if err != nil {
 		return 0, n.s.errno(err)
 	}
@@ -423,13 +423,13 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 const statfsTTL = time.Second
 
 // statfs is the engine's Statfs, at most statfsTTL old.
-func (s *Server) statfs() (vfs.FSStat, error) {
+func (s *Server) statfs(ctx context.Context) (vfs.FSStat, error) {
 	s.statfsMu.Lock()
 	defer s.statfsMu.Unlock()
 	if !s.statfsAt.IsZero() && time.Since(s.statfsAt) < statfsTTL {
 		return s.statfsLast, nil
 	}
-	st, err := s.fs.Statfs()
+	st, err := s.fs.Statfs(opCtx(ctx))
 	if err != nil {
 		return st, err
 	}

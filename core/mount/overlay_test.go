@@ -131,7 +131,7 @@ func TestOverlayMount_Programs(t *testing.T) {
 	a, err := core.Open(context.Background(), fx.db, core.Options{})
 	must(t, err)
 	defer a.Close()
-	changes, err := overlay.Diff(a)
+	changes, err := overlay.Diff(t.Context(), a)
 	must(t, err)
 	seen := map[string]string{}
 	for _, c := range changes {

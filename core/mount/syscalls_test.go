@@ -24,11 +24,12 @@ import (
 // creating fail with ENOENT); the replaced inode is purged from the
 // database at the last close.
 func TestReplacedAndRemovedOpen(t *testing.T) {
+	ctx := t.Context()
 	fx := mountT(t)
 	writeFile(t, fx.p("old"), "old content")
 	writeFile(t, fx.p("new"), "new content")
 	a := openSecond(t, fx)
-	st, err := a.FS.Lstat("/old")
+	st, err := a.FS.Lstat(ctx, "/old")
 	must(t, err)
 	f, err := os.Open(fx.p("old"))
 	must(t, err)
@@ -43,7 +44,7 @@ func TestReplacedAndRemovedOpen(t *testing.T) {
 	}
 	must(t, f.Close())
 	eventually(t, "replaced inode purged after last close", commitBound, func() bool {
-		_, err := a.FS.StatIno(st.Ino)
+		_, err := a.FS.StatIno(ctx, st.Ino)
 		return vfs.Errno(err) == syscall.ENOENT
 	})
 
@@ -136,6 +137,7 @@ func TestRenameMore(t *testing.T) {
 // a mapping can write into a page added by ftruncate; writes through a
 // shared mapping reach the database after munmap and close without msync.
 func TestMmapMore(t *testing.T) {
+	ctx := t.Context()
 	fx := mountT(t)
 	writeFile(t, fx.p("m"), strings.Repeat("a", 4096))
 	fd, err := unix.Open(fx.p("m"), unix.O_RDWR, 0)
@@ -166,7 +168,7 @@ func TestMmapMore(t *testing.T) {
 	// No msync: close flushes the dirty pages, and the commit follows.
 	a := openSecond(t, fx)
 	eventually(t, "mapped writes in the database", commitBound, func() bool {
-		db, err := a.FS.ReadFile("/m")
+		db, err := a.FS.ReadFile(ctx, "/m")
 		return err == nil && len(db) == 3*4096 && string(db[10:15]) == "first" &&
 			string(db[100:106]) == "PWRITE" && string(db[2*4096:2*4096+10]) == "third page"
 	})
@@ -273,6 +275,7 @@ func TestPermissions(t *testing.T) {
 // (FOPEN_CACHE_DIR); changes through the mount and by other processes
 // must still show in the next listing.
 func TestDirCache(t *testing.T) {
+	ctx := t.Context()
 	fx := mountT(t)
 	must(t, os.Mkdir(fx.p("d"), 0o755))
 	list := func() string {
@@ -303,8 +306,8 @@ func TestDirCache(t *testing.T) {
 		t.Errorf("after an unlink through the mount: %q", got)
 	}
 	a := openSecond(t, fx)
-	must(t, a.FS.WriteFile("/d/from-sdk", nil, vfs.WriteOptions{}))
-	must(t, a.FS.Unlink("/d/c"))
+	must(t, a.FS.WriteFile(ctx, "/d/from-sdk", nil, vfs.WriteOptions{}))
+	must(t, a.FS.Unlink(ctx, "/d/c"))
 	eventually(t, "listing shows the other process's changes", commitBound, func() bool {
 		return list() == "from-sdk"
 	})

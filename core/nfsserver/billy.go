@@ -8,6 +8,7 @@
 package nfsserver
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -54,7 +55,7 @@ func (f *FS) Open(name string) (billy.File, error) { return f.OpenFile(name, os.
 // O_WRONLY|O_EXCL and no O_CREATE: as open(2), the engine ignores O_EXCL
 // without O_CREATE, so that opens the existing file.
 func (f *FS) OpenFile(name string, flag int, perm os.FileMode) (billy.File, error) {
-	h, err := f.vfs.Open(f.abs(name), flag, vfs.PosixPerm(perm))
+	h, err := f.vfs.Open(context.Background(), f.abs(name), flag, vfs.PosixPerm(perm))
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func (f *FS) OpenFile(name string, flag int, perm os.FileMode) (billy.File, erro
 
 // Stat returns the attributes of name, following symlinks.
 func (f *FS) Stat(name string) (os.FileInfo, error) {
-	st, err := f.vfs.Stat(f.abs(name))
+	st, err := f.vfs.Stat(context.Background(), f.abs(name))
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +73,7 @@ func (f *FS) Stat(name string) (os.FileInfo, error) {
 
 // Lstat returns the attributes of name without following a final symlink.
 func (f *FS) Lstat(name string) (os.FileInfo, error) {
-	st, err := f.vfs.Lstat(f.abs(name))
+	st, err := f.vfs.Lstat(context.Background(), f.abs(name))
 	if err != nil {
 		return nil, err
 	}
@@ -81,20 +82,20 @@ func (f *FS) Lstat(name string) (os.FileInfo, error) {
 
 // Rename renames oldpath to newpath, replacing newpath as rename(2).
 func (f *FS) Rename(oldpath, newpath string) error {
-	return f.vfs.Rename(f.abs(oldpath), f.abs(newpath))
+	return f.vfs.Rename(context.Background(), f.abs(oldpath), f.abs(newpath))
 }
 
 // Remove removes a file, a symlink or an empty directory.
 func (f *FS) Remove(name string) error {
 	p := f.abs(name)
-	st, err := f.vfs.Lstat(p)
+	st, err := f.vfs.Lstat(context.Background(), p)
 	if err != nil {
 		return err
 	}
 	if st.IsDir() {
-		return f.vfs.Rmdir(p)
+		return f.vfs.Rmdir(context.Background(), p)
 	}
-	return f.vfs.Unlink(p)
+	return f.vfs.Unlink(context.Background(), p)
 }
 
 // Join joins path elements.
@@ -118,7 +119,7 @@ func (f *FS) TempFile(dir, prefix string) (billy.File, error) {
 // ReadDir lists a directory with the attributes of its entries (not "."
 // or ".."), sorted by name.
 func (f *FS) ReadDir(name string) ([]os.FileInfo, error) {
-	ents, err := f.vfs.ReaddirPlus(f.abs(name))
+	ents, err := f.vfs.ReaddirPlus(context.Background(), f.abs(name))
 	if err != nil {
 		return nil, err
 	}
@@ -131,19 +132,23 @@ func (f *FS) ReadDir(name string) ([]os.FileInfo, error) {
 
 // MkdirAll creates a directory and its missing parents.
 func (f *FS) MkdirAll(name string, perm os.FileMode) error {
-	return f.vfs.MkdirAll(f.abs(name), vfs.PosixPerm(perm))
+	return f.vfs.MkdirAll(context.Background(), f.abs(name), vfs.PosixPerm(perm))
 }
 
 // Symlink makes link a symbolic link to target (stored as given).
-func (f *FS) Symlink(target, link string) error { return f.vfs.Symlink(target, f.abs(link)) }
+func (f *FS) Symlink(target, link string) error {
+	return f.vfs.Symlink(context.Background(), target, f.abs(link))
+}
 
 // Readlink returns the target of a symbolic link.
-func (f *FS) Readlink(link string) (string, error) { return f.vfs.Readlink(f.abs(link)) }
+func (f *FS) Readlink(link string) (string, error) {
+	return f.vfs.Readlink(context.Background(), f.abs(link))
+}
 
 // Chroot returns the filesystem below name.
 func (f *FS) Chroot(name string) (billy.Filesystem, error) {
 	p := f.abs(name)
-	st, err := f.vfs.Stat(p)
+	st, err := f.vfs.Stat(context.Background(), p)
 	if err != nil {
 		return nil, err
 	}
@@ -158,22 +163,22 @@ func (f *FS) Root() string { return f.root }
 
 // Chmod sets the permission bits of name (following symlinks).
 func (f *FS) Chmod(name string, mode os.FileMode) error {
-	return f.vfs.Chmod(f.abs(name), vfs.PosixPerm(mode))
+	return f.vfs.Chmod(context.Background(), f.abs(name), vfs.PosixPerm(mode))
 }
 
 // Lchown sets the owner of name itself, not of a symlink's target.
 func (f *FS) Lchown(name string, uid, gid int) error {
-	return f.vfs.Chown(f.abs(name), int64(uid), int64(gid), false)
+	return f.vfs.Chown(context.Background(), f.abs(name), int64(uid), int64(gid), false)
 }
 
 // Chown sets the owner of name, following symlinks.
 func (f *FS) Chown(name string, uid, gid int) error {
-	return f.vfs.Chown(f.abs(name), int64(uid), int64(gid), true)
+	return f.vfs.Chown(context.Background(), f.abs(name), int64(uid), int64(gid), true)
 }
 
 // Chtimes sets the access and modification times of name.
 func (f *FS) Chtimes(name string, atime, mtime time.Time) error {
-	return f.vfs.Utimens(f.abs(name), &atime, &mtime, true)
+	return f.vfs.Utimens(context.Background(), f.abs(name), &atime, &mtime, true)
 }
 
 // file is an open engine file as a billy.File.

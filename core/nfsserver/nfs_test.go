@@ -96,8 +96,9 @@ func writeHost(t *testing.T, data []byte) string {
 }
 
 func mustRead(t *testing.T, fsys *vfs.FS, p string) string {
+	ctx := t.Context()
 	t.Helper()
-	b, err := fsys.ReadFile(p)
+	b, err := fsys.ReadFile(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,16 +126,17 @@ func dial(t *testing.T, s *server) *nfs.Target {
 }
 
 func TestLibnfs(t *testing.T) {
+	ctx := t.Context()
 	needLibnfs(t)
 	s := serve(t)
 	fsys := s.a.FS
-	if err := fsys.WriteFile("/hello.txt", []byte("hello over nfs\n"), vfs.WriteOptions{}); err != nil {
+	if err := fsys.WriteFile(ctx, "/hello.txt", []byte("hello over nfs\n"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsys.MkdirAll("/dir/sub", 0o755); err != nil {
+	if err := fsys.MkdirAll(ctx, "/dir/sub", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := fsys.WriteFile("/dir/sub/deep.txt", []byte("deep"), vfs.WriteOptions{}); err != nil {
+	if err := fsys.WriteFile(ctx, "/dir/sub/deep.txt", []byte("deep"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -219,13 +221,13 @@ func TestLibnfs(t *testing.T) {
 
 	t.Run("rename", func(t *testing.T) {
 		c := dial(t, s)
-		if err := fsys.WriteFile("/from.txt", []byte("moving"), vfs.WriteOptions{}); err != nil {
+		if err := fsys.WriteFile(ctx, "/from.txt", []byte("moving"), vfs.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := c.Rename("/from.txt", "/dir/to.txt"); err != nil {
 			t.Fatal(err)
 		}
-		if ok, _ := fsys.Exists("/from.txt"); ok {
+		if ok, _ := fsys.Exists(ctx, "/from.txt"); ok {
 			t.Error("/from.txt still exists")
 		}
 		if got := mustRead(t, fsys, "/dir/to.txt"); got != "moving" {
@@ -248,7 +250,7 @@ func TestLibnfs(t *testing.T) {
 		if err := c.Symlink("dir/sub/deep.txt", "/link"); err != nil {
 			t.Fatal(err)
 		}
-		target, err := fsys.Readlink("/link")
+		target, err := fsys.Readlink(ctx, "/link")
 		if err != nil || target != "dir/sub/deep.txt" {
 			t.Fatalf("engine readlink = %q, %v", target, err)
 		}
@@ -256,7 +258,7 @@ func TestLibnfs(t *testing.T) {
 			t.Errorf("engine reads through link %q", got)
 		}
 		// A symlink made by the engine reads back through NFS.
-		if err := fsys.Symlink("/hello.txt", "/abs-link"); err != nil {
+		if err := fsys.Symlink(ctx, "/hello.txt", "/abs-link"); err != nil {
 			t.Fatal(err)
 		}
 		f, err := c.Open("/abs-link")
@@ -291,20 +293,20 @@ func TestLibnfs(t *testing.T) {
 		if _, err := c.Mkdir("/made", 0o750); err != nil {
 			t.Fatal(err)
 		}
-		st, err := fsys.Stat("/made")
+		st, err := fsys.Stat(ctx, "/made")
 		if err != nil || !st.IsDir() {
 			t.Fatalf("engine stat /made: %+v, %v", st, err)
 		}
 		if err := c.Remove("/dir/new.txt"); err != nil {
 			t.Fatal(err)
 		}
-		if ok, _ := fsys.Exists("/dir/new.txt"); ok {
+		if ok, _ := fsys.Exists(ctx, "/dir/new.txt"); ok {
 			t.Error("/dir/new.txt still exists")
 		}
 		if err := c.RmDir("/made"); err != nil {
 			t.Fatal(err)
 		}
-		if ok, _ := fsys.Exists("/made"); ok {
+		if ok, _ := fsys.Exists(ctx, "/made"); ok {
 			t.Error("/made still exists")
 		}
 	})
@@ -322,7 +324,7 @@ func TestLibnfs(t *testing.T) {
 		if !bytes.Equal(fh1, fh2) {
 			t.Errorf("two lookups of one path gave handles %x and %x", fh1, fh2)
 		}
-		st, err := fsys.Lstat("/dir/sub/deep.txt")
+		st, err := fsys.Lstat(ctx, "/dir/sub/deep.txt")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,7 +340,7 @@ func TestLibnfs(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("setattr mode+mtime: %v", err)
 		}
-		if st, _ := fsys.Lstat("/dir/sub/deep.txt"); st.Perm() != 0o600 || !st.Mtime.Equal(mtime) {
+		if st, _ := fsys.Lstat(ctx, "/dir/sub/deep.txt"); st.Perm() != 0o600 || !st.Mtime.Equal(mtime) {
 			t.Errorf("after SETATTR: mode %o mtime %v, want 600 %v", st.Perm(), st.Mtime, mtime)
 		}
 	})
@@ -354,6 +356,7 @@ func TestLibnfs(t *testing.T) {
 // TestLargeRoundTrip copies a 100 MiB file in and out with nfs-cp and
 // compares checksums, on the host and through the engine.
 func TestLargeRoundTrip(t *testing.T) {
+	ctx := t.Context()
 	needLibnfs(t)
 	size := 100 << 20
 	if testing.Short() {
@@ -388,7 +391,7 @@ func TestLargeRoundTrip(t *testing.T) {
 	if got := h.Sum(nil); !bytes.Equal(got, want[:]) {
 		t.Errorf("sha256 after round trip %s, want %s", hex.EncodeToString(got), hex.EncodeToString(want[:]))
 	}
-	b, err := s.a.FS.ReadFile("/big.bin")
+	b, err := s.a.FS.ReadFile(ctx, "/big.bin")
 	if err != nil {
 		t.Fatal(err)
 	}

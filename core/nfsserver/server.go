@@ -116,7 +116,7 @@ func (h *handler) Change(fs billy.Filesystem) billy.Change {
 }
 
 func (h *handler) FSStat(_ context.Context, _ billy.Filesystem, s *nfs.FSStat) error {
-	st, err := h.vfs.Statfs()
+	st, err := h.vfs.Statfs(context.Background())
 	if err != nil {
 		return err
 	}

@@ -21,8 +21,6 @@ import (
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
-var bgCtx = context.Background()
-
 func unixNano(sec, nsec int64) time.Time { return time.Unix(sec, nsec) }
 
 // CommitOptions tune Commit.
@@ -70,15 +68,15 @@ func (e *ConflictError) Unwrap() error { return syscall.ESTALE }
 //
 // Paths whose base changed since their copy-up, or since the overlay
 // removed them, are refused with a *ConflictError unless opts.Force.
-func Commit(a *core.Agent, opts CommitOptions) (CommitResult, error) {
+func Commit(ctx context.Context, a *core.Agent, opts CommitOptions) (CommitResult, error) {
 	var res CommitResult
-	changes, err := Diff(a)
+	changes, err := Diff(ctx, a)
 	if err != nil {
 		return res, err
 	}
 	res.Changes = changes
 	base := a.FS.Base()
-	removed, err := removedBase(a)
+	removed, err := removedBase(ctx, a)
 	if err != nil {
 		return res, err
 	}
@@ -98,7 +96,7 @@ func Commit(a *core.Agent, opts CommitOptions) (CommitResult, error) {
 		if c.ino == 0 {
 			continue
 		}
-		info, ok, err := a.FS.OverlayInfo(c.ino)
+		info, ok, err := a.FS.OverlayInfo(ctx, c.ino)
 		if err != nil {
 			return res, err
 		}
@@ -115,11 +113,11 @@ func Commit(a *core.Agent, opts CommitOptions) (CommitResult, error) {
 	if opts.DryRun || len(changes) == 0 {
 		return res, nil
 	}
-	if err := apply(a, base, changes, opts.Force); err != nil {
+	if err := apply(ctx, a, base, changes, opts.Force); err != nil {
 		return res, err
 	}
 	res.Applied = true
-	return res, reset(a, base)
+	return res, reset(ctx, a, base)
 }
 
 // removedEntry is what a base entry was when the overlay removed it.
@@ -139,9 +137,9 @@ func (r removedEntry) changed(p string) bool {
 }
 
 // removedBase lists the records of removed base entries, sorted by path.
-func removedBase(a *core.Agent) ([]removedEntry, error) {
+func removedBase(ctx context.Context, a *core.Agent) ([]removedEntry, error) {
 	var out []removedEntry
-	err := a.DB.Do(bgCtx, func(c *store.Conn) error {
+	err := a.DB.Do(ctx, func(c *store.Conn) error {
 		rows, err := c.Query("SELECT CAST(path AS BLOB), base_ino, base_size, base_mtime_ns FROM " + vfs.WhiteoutTable + " ORDER BY path")
 		if err != nil {
 			return err
@@ -308,7 +306,7 @@ func restoreAttrs(p string, old *hostfs.StatBuf) error {
 // first; then entries are moved aside, placed and given attributes under
 // a journal; if any step fails, the journal puts the host back and the
 // error says so.
-func apply(a *core.Agent, base string, changes []Change, force bool) (err error) {
+func apply(ctx context.Context, a *core.Agent, base string, changes []Change, force bool) (err error) {
 	host := func(p string) string { return filepath.Join(base, filepath.FromSlash(p)) }
 	var rnd [6]byte
 	rand.Read(rnd[:])
@@ -351,7 +349,7 @@ func apply(a *core.Agent, base string, changes []Change, force bool) (err error)
 			firstName[c.ino] = c.Path
 		}
 		tmp := filepath.Join(stage, fmt.Sprint(i))
-		if err := stageEntry(a, base, c, tmp, force); err != nil {
+		if err := stageEntry(ctx, a, base, c, tmp, force); err != nil {
 			return fmt.Errorf("commit %s: %w", c.Path, err)
 		}
 		staged[i] = tmp
@@ -433,7 +431,7 @@ func apply(a *core.Agent, base string, changes []Change, force bool) (err error)
 // stageEntry writes the new version of a non-directory at tmp, through
 // hostcopy.WriteEntry (the one way an agent entry reaches the host),
 // flushed to the disk before the journal renames it into place.
-func stageEntry(a *core.Agent, base string, c Change, tmp string, force bool) error {
+func stageEntry(ctx context.Context, a *core.Agent, base string, c Change, tmp string, force bool) error {
 	opts := hostcopy.EntryOptions{Owner: true, Sync: true}
 	if c.ino == 0 {
 		// Inside a moved directory never listed: the base entry as is.
@@ -441,7 +439,7 @@ func stageEntry(a *core.Agent, base string, c Change, tmp string, force bool) er
 	}
 	var content io.Reader
 	if c.st.IsRegular() {
-		content = io.NewSectionReader(inoReader{a.FS, c.ino, force}, 0, c.st.Size)
+		content = io.NewSectionReader(inoReader{ctx, a.FS, c.ino, force}, 0, c.st.Size)
 	}
 	_, err := hostcopy.WriteEntry(tmp, c.st, content, c.target, make([]byte, 1<<20), opts)
 	return err
@@ -450,13 +448,14 @@ func stageEntry(a *core.Agent, base string, c Change, tmp string, force bool) er
 // inoReader reads an agent inode (the overlay's copy, or the base file
 // when anyBase) as an io.ReaderAt.
 type inoReader struct {
+	ctx     context.Context
 	fs      *vfs.FS
 	ino     int64
 	anyBase bool
 }
 
 func (r inoReader) ReadAt(p []byte, off int64) (int, error) {
-	n, err := r.fs.ReadInoAt(r.ino, p, off, r.anyBase)
+	n, err := r.fs.ReadInoAt(r.ctx, r.ino, p, off, r.anyBase)
 	if err == nil && n < len(p) {
 		err = io.EOF // the file shrank meanwhile: WriteEntry extends it to its size
 	}
@@ -487,8 +486,8 @@ func copyHost(src, tmp string, st vfs.Stat, opts hostcopy.EntryOptions) error {
 }
 
 // reset empties the delta after a commit: the base now has every change.
-func reset(a *core.Agent, base string) error {
-	err := a.DB.Write(bgCtx, func(c *store.Conn) error {
+func reset(ctx context.Context, a *core.Agent, base string) error {
+	err := a.DB.Write(ctx, func(c *store.Conn) error {
 		for _, q := range []string{
 			"DELETE FROM fs_dentry",
 			"DELETE FROM fs_data",

@@ -1,6 +1,7 @@
 package overlay
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"os"
@@ -48,13 +49,13 @@ var ErrNotOverlay = errors.New("not an overlay database (create one with agentfs
 // directory that is added or deleted is listed with everything below it
 // only for additions; a deletion lists the top path alone. Diff only
 // reads: it copies nothing up.
-func Diff(a *core.Agent) ([]Change, error) {
+func Diff(ctx context.Context, a *core.Agent) ([]Change, error) {
 	base := a.FS.Base()
 	if base == "" {
 		return nil, ErrNotOverlay
 	}
 	d := &differ{base: base}
-	err := a.DB.Do(bgCtx, func(c *store.Conn) error {
+	err := a.DB.Do(ctx, func(c *store.Conn) error {
 		d.c = c
 		d.out = d.out[:0]
 		if err := d.dir(schema.RootIno, "/", "/", true); err != nil {

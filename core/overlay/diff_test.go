@@ -34,19 +34,19 @@ func edit(t *testing.T, fsys *vfs.FS) {
 			t.Fatal(err)
 		}
 	}
-	must(fsys.WriteFile("/new.txt", []byte("new file"), vfs.WriteOptions{}))
-	must(fsys.WriteFile("/src/main.go", []byte("package main // changed\n"), vfs.WriteOptions{}))
-	must(fsys.Unlink("/obsolete.txt"))
-	must(fsys.Rename("/old-name.txt", "/docs/new-name.txt"))
-	must(fsys.Chmod("/run.sh", 0o755))
-	must(fsys.Symlink("src/main.go", "/main-link"))
-	must(fsys.RemoveAll("/build"))
-	must(fsys.MkdirAll("/newdir/deep", 0o750))
-	must(fsys.WriteFile("/newdir/deep/f", []byte("deep"), vfs.WriteOptions{}))
-	must(fsys.Rename("/assets", "/static"))
-	must(fsys.Unlink("/link-to-remove"))
-	must(fsys.Link("/new.txt", "/newdir/hard-link"))
-	must(fsys.Mknod("/pipe", syscall.S_IFIFO|0o640, 0))
+	must(fsys.WriteFile(ctx, "/new.txt", []byte("new file"), vfs.WriteOptions{}))
+	must(fsys.WriteFile(ctx, "/src/main.go", []byte("package main // changed\n"), vfs.WriteOptions{}))
+	must(fsys.Unlink(ctx, "/obsolete.txt"))
+	must(fsys.Rename(ctx, "/old-name.txt", "/docs/new-name.txt"))
+	must(fsys.Chmod(ctx, "/run.sh", 0o755))
+	must(fsys.Symlink(ctx, "src/main.go", "/main-link"))
+	must(fsys.RemoveAll(ctx, "/build"))
+	must(fsys.MkdirAll(ctx, "/newdir/deep", 0o750))
+	must(fsys.WriteFile(ctx, "/newdir/deep/f", []byte("deep"), vfs.WriteOptions{}))
+	must(fsys.Rename(ctx, "/assets", "/static"))
+	must(fsys.Unlink(ctx, "/link-to-remove"))
+	must(fsys.Link(ctx, "/new.txt", "/newdir/hard-link"))
+	must(fsys.Mknod(ctx, "/pipe", syscall.S_IFIFO|0o640, 0))
 }
 
 func baseFiles() map[string]string {
@@ -69,18 +69,18 @@ func baseFiles() map[string]string {
 func TestDiff(t *testing.T) {
 	a, _ := newOverlay(t, baseFiles())
 	// Reading and listing change nothing.
-	if _, err := a.FS.ReadFile("/unchanged.txt"); err != nil {
+	if _, err := a.FS.ReadFile(ctx, "/unchanged.txt"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.FS.Paths(); err != nil {
+	if _, err := a.FS.Paths(ctx); err != nil {
 		t.Fatal(err)
 	}
-	changes, err := overlay.Diff(a)
+	changes, err := overlay.Diff(t.Context(), a)
 	if err != nil || len(changes) != 0 {
 		t.Fatalf("Diff before edits = %v, %v; want none", diffLines(t, changes), err)
 	}
 	edit(t, a.FS)
-	changes, err = overlay.Diff(a)
+	changes, err = overlay.Diff(t.Context(), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestCommit(t *testing.T) {
 	files["big.bin"] = big
 	a, base := newOverlay(t, files)
 	edit(t, a.FS)
-	f, err := a.FS.Open("/big.bin", os.O_RDWR, 0)
+	f, err := a.FS.Open(ctx, "/big.bin", os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,21 +126,21 @@ func TestCommit(t *testing.T) {
 	}
 	f.Close()
 	mtime := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
-	if err := a.FS.Utimens("/new.txt", &mtime, &mtime, true); err != nil {
+	if err := a.FS.Utimens(ctx, "/new.txt", &mtime, &mtime, true); err != nil {
 		t.Fatal(err)
 	}
-	want, err := overlay.Diff(a)
+	want, err := overlay.Diff(t.Context(), a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dry, err := overlay.Commit(a, overlay.CommitOptions{DryRun: true})
+	dry, err := overlay.Commit(t.Context(), a, overlay.CommitOptions{DryRun: true})
 	if err != nil || dry.Applied || len(dry.Changes) != len(want) {
 		t.Fatalf("dry run = %+v, %v", dry, err)
 	}
 	if _, err := os.Stat(filepath.Join(base, "new.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("dry run wrote the host: %v", err)
 	}
-	res, err := overlay.Commit(a, overlay.CommitOptions{})
+	res, err := overlay.Commit(t.Context(), a, overlay.CommitOptions{})
 	if err != nil || !res.Applied {
 		t.Fatalf("Commit = %+v, %v", res, err)
 	}
@@ -192,20 +192,20 @@ func TestCommit(t *testing.T) {
 		}
 	}
 	// The delta is empty: no more changes, and the overlay shows the host.
-	if changes, err := overlay.Diff(a); err != nil || len(changes) != 0 {
+	if changes, err := overlay.Diff(t.Context(), a); err != nil || len(changes) != 0 {
 		t.Fatalf("Diff after commit = %v, %v", diffLines(t, changes), err)
 	}
-	if got, err := a.FS.ReadFile("/docs/new-name.txt"); err != nil || string(got) != "moved content" {
+	if got, err := a.FS.ReadFile(ctx, "/docs/new-name.txt"); err != nil || string(got) != "moved content" {
 		t.Fatalf("overlay after commit = %q, %v", got, err)
 	}
 }
 
 func TestCommit_RefusesChangedBase(t *testing.T) {
 	a, base := newOverlay(t, map[string]string{"f.txt": "one", "g.txt": "two"})
-	if err := a.FS.Chmod("/f.txt", 0o600); err != nil {
+	if err := a.FS.Chmod(ctx, "/f.txt", 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.FS.WriteFile("/g.txt", []byte("agent"), vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/g.txt", []byte("agent"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The host changes f.txt behind the overlay's back.
@@ -213,7 +213,7 @@ func TestCommit_RefusesChangedBase(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(base, "f.txt"), []byte("host edit"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := overlay.Commit(a, overlay.CommitOptions{})
+	_, err := overlay.Commit(t.Context(), a, overlay.CommitOptions{})
 	var ce *overlay.ConflictError
 	if !errors.As(err, &ce) || !slices.Equal(ce.Paths, []string{"/f.txt"}) || !errors.Is(err, syscall.ESTALE) {
 		t.Fatalf("Commit = %v, want a conflict on /f.txt", err)
@@ -221,7 +221,7 @@ func TestCommit_RefusesChangedBase(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(base, "g.txt")); string(b) != "two" {
 		t.Fatalf("a refused commit wrote g.txt: %q", b)
 	}
-	res, err := overlay.Commit(a, overlay.CommitOptions{Force: true})
+	res, err := overlay.Commit(t.Context(), a, overlay.CommitOptions{Force: true})
 	if err != nil || !res.Applied || !slices.Equal(res.Conflicts, []string{"/f.txt"}) {
 		t.Fatalf("forced Commit = %+v, %v", res, err)
 	}
@@ -238,21 +238,21 @@ func TestCommit_RefusesChangedBase(t *testing.T) {
 // conflict too: the commit would throw the host's change away.
 func TestCommit_RefusesDeletingChangedBase(t *testing.T) {
 	a, base := newOverlay(t, map[string]string{"f.txt": "one", "tree/a": "a", "tree/sub/b": "b", "other": "o"})
-	if err := a.FS.Unlink("/f.txt"); err != nil {
+	if err := a.FS.Unlink(ctx, "/f.txt"); err != nil {
 		t.Fatal(err)
 	}
 	// As rm -rf does it through a mount: one entry at a time.
 	for _, p := range []string{"/tree/sub/b", "/tree/a"} {
-		if err := a.FS.Unlink(p); err != nil {
+		if err := a.FS.Unlink(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, p := range []string{"/tree/sub", "/tree"} {
-		if err := a.FS.Rmdir(p); err != nil {
+		if err := a.FS.Rmdir(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := a.FS.Unlink("/other"); err != nil {
+	if err := a.FS.Unlink(ctx, "/other"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond)
@@ -262,7 +262,7 @@ func TestCommit_RefusesDeletingChangedBase(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(base, "tree/sub/b"), []byte("host edit"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := overlay.Commit(a, overlay.CommitOptions{})
+	_, err := overlay.Commit(t.Context(), a, overlay.CommitOptions{})
 	var ce *overlay.ConflictError
 	if !errors.As(err, &ce) || !slices.Equal(ce.Paths, []string{"/f.txt", "/tree"}) {
 		t.Fatalf("Commit = %v, want conflicts on /f.txt and /tree", err)
@@ -270,7 +270,7 @@ func TestCommit_RefusesDeletingChangedBase(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(base, "other")); err != nil {
 		t.Fatalf("a refused commit deleted other: %v", err)
 	}
-	if _, err := overlay.Commit(a, overlay.CommitOptions{Force: true}); err != nil {
+	if _, err := overlay.Commit(t.Context(), a, overlay.CommitOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"f.txt", "tree", "other"} {
@@ -287,7 +287,7 @@ func TestCommit_FailureRestoresHost(t *testing.T) {
 		a, base := newOverlay(t, baseFiles())
 		edit(t, a.FS)
 		before := snapshotTree(t, base)
-		changes, err := overlay.Diff(a)
+		changes, err := overlay.Diff(t.Context(), a)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +301,7 @@ func TestCommit_FailureRestoresHost(t *testing.T) {
 			}
 			return nil
 		})
-		_, err = overlay.Commit(a, overlay.CommitOptions{})
+		_, err = overlay.Commit(t.Context(), a, overlay.CommitOptions{})
 		restore()
 		if failAt > n {
 			// Past the last host change: the commit succeeds.
@@ -324,11 +324,11 @@ func TestCommit_FailureRestoresHost(t *testing.T) {
 			}
 		}
 		// The delta still has every change: a second commit applies them.
-		again, err := overlay.Diff(a)
+		again, err := overlay.Diff(t.Context(), a)
 		if err != nil || len(again) != len(changes) {
 			t.Fatalf("Diff after the failed commit: %d changes, %v; want %d", len(again), err, len(changes))
 		}
-		if res, err := overlay.Commit(a, overlay.CommitOptions{}); err != nil || !res.Applied {
+		if res, err := overlay.Commit(t.Context(), a, overlay.CommitOptions{}); err != nil || !res.Applied {
 			t.Fatalf("second Commit = %+v, %v", res, err)
 		}
 	}

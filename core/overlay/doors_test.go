@@ -34,7 +34,7 @@ func TestOverlay_Sandbox(t *testing.T) {
 	if want := "/src/a.go\na.go\nbb.go\nc.go\n"; res.Stdout != want {
 		t.Fatalf("stdout = %q, want %q", res.Stdout, want)
 	}
-	changes, err := overlay.Diff(a)
+	changes, err := overlay.Diff(t.Context(), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestOverlay_NFS(t *testing.T) {
 	if err := target.Remove("/gone.txt"); err != nil {
 		t.Fatal(err)
 	}
-	changes, err := overlay.Diff(a)
+	changes, err := overlay.Diff(t.Context(), a)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,41 +114,41 @@ func TestOverlay_FallthroughAndWrites(t *testing.T) {
 	if a.FS.Base() != base {
 		t.Fatalf("Base() = %q, want %q", a.FS.Base(), base)
 	}
-	got, err := a.FS.ReadFile("/dir/sub/c.txt")
+	got, err := a.FS.ReadFile(ctx, "/dir/sub/c.txt")
 	if err != nil || string(got) != "gamma" {
 		t.Fatalf("ReadFile = %q, %v", got, err)
 	}
-	if got, err := a.FS.ReadFile("/link"); err != nil || string(got) != "alpha" {
+	if got, err := a.FS.ReadFile(ctx, "/link"); err != nil || string(got) != "alpha" {
 		t.Fatalf("ReadFile(link) = %q, %v", got, err)
 	}
-	if tgt, err := a.FS.Readlink("/link"); err != nil || tgt != "a.txt" {
+	if tgt, err := a.FS.Readlink(ctx, "/link"); err != nil || tgt != "a.txt" {
 		t.Fatalf("Readlink = %q, %v", tgt, err)
 	}
-	if _, err := a.FS.Stat("/missing"); errno(err) != syscall.ENOENT {
+	if _, err := a.FS.Stat(ctx, "/missing"); errno(err) != syscall.ENOENT {
 		t.Fatalf("Stat(missing) = %v, want ENOENT", err)
 	}
-	names, err := a.FS.Readdir("/")
+	names, err := a.FS.Readdir(ctx, "/")
 	if want := []string{"a.txt", "dir", "empty", "link"}; err != nil || !slices.Equal(names, want) {
 		t.Fatalf("Readdir(/) = %v, %v; want %v", names, err, want)
 	}
 	// Writes land in the delta; the base is untouched.
-	if err := a.FS.WriteFile("/dir/new.txt", []byte("new"), vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/dir/new.txt", []byte("new"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.FS.WriteFile("/a.txt", []byte("ALPHA!"), vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/a.txt", []byte("ALPHA!"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	names, err = a.FS.Readdir("/dir")
+	names, err = a.FS.Readdir(ctx, "/dir")
 	if want := []string{"b.txt", "new.txt", "sub"}; err != nil || !slices.Equal(names, want) {
 		t.Fatalf("Readdir(/dir) = %v, %v; want %v (merged)", names, err, want)
 	}
-	if got, _ := a.FS.ReadFile("/a.txt"); string(got) != "ALPHA!" {
+	if got, _ := a.FS.ReadFile(ctx, "/a.txt"); string(got) != "ALPHA!" {
 		t.Fatalf("a.txt = %q", got)
 	}
-	if err := a.FS.Chmod("/dir/b.txt", 0o600); err != nil {
+	if err := a.FS.Chmod(ctx, "/dir/b.txt", 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := a.FS.Stat("/dir/b.txt"); st.Perm() != 0o600 {
+	if st, _ := a.FS.Stat(ctx, "/dir/b.txt"); st.Perm() != 0o600 {
 		t.Fatalf("mode = %o", st.Perm())
 	}
 	if after := snapshotTree(t, base); !mapsEqual(before, after) {
@@ -173,30 +173,30 @@ func TestOverlay_WhiteoutsAndRemoval(t *testing.T) {
 		"keep.txt": "k", "gone.txt": "g", "tree/x/1": "1", "tree/x/2": "2", "tree/y": "y", "d/": "",
 	})
 	before := snapshotTree(t, base)
-	if err := a.FS.Unlink("/gone.txt"); err != nil {
+	if err := a.FS.Unlink(ctx, "/gone.txt"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.FS.Stat("/gone.txt"); errno(err) != syscall.ENOENT {
+	if _, err := a.FS.Stat(ctx, "/gone.txt"); errno(err) != syscall.ENOENT {
 		t.Fatalf("Stat(gone) = %v, want ENOENT", err)
 	}
-	if err := a.FS.RemoveAll("/tree"); err != nil {
+	if err := a.FS.RemoveAll(ctx, "/tree"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.FS.Stat("/tree/x/1"); errno(err) != syscall.ENOENT {
+	if _, err := a.FS.Stat(ctx, "/tree/x/1"); errno(err) != syscall.ENOENT {
 		t.Fatalf("Stat(tree/x/1) = %v, want ENOENT", err)
 	}
-	if err := a.FS.Rmdir("/d"); err != nil {
+	if err := a.FS.Rmdir(ctx, "/d"); err != nil {
 		t.Fatal(err)
 	}
-	names, _ := a.FS.Readdir("/")
+	names, _ := a.FS.Readdir(ctx, "/")
 	if want := []string{"keep.txt"}; !slices.Equal(names, want) {
 		t.Fatalf("Readdir = %v, want %v", names, want)
 	}
 	// A name can come back as a new file.
-	if err := a.FS.WriteFile("/gone.txt", []byte("again"), vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/gone.txt", []byte("again"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := a.FS.ReadFile("/gone.txt"); string(got) != "again" {
+	if got, _ := a.FS.ReadFile(ctx, "/gone.txt"); string(got) != "again" {
 		t.Fatalf("gone.txt = %q", got)
 	}
 	var whiteouts []string
@@ -216,7 +216,7 @@ func TestOverlay_WhiteoutsAndRemoval(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := b.FS.Stat("/tree"); errno(err) != syscall.ENOENT {
+	if _, err := b.FS.Stat(ctx, "/tree"); errno(err) != syscall.ENOENT {
 		t.Fatalf("after reopen Stat(tree) = %v, want ENOENT", err)
 	}
 	if after := snapshotTree(t, base); !mapsEqual(before, after) {
@@ -226,12 +226,12 @@ func TestOverlay_WhiteoutsAndRemoval(t *testing.T) {
 
 func TestOverlay_RenameAndInodeStability(t *testing.T) {
 	a, _ := newOverlay(t, map[string]string{"f.txt": "file", "dir/in.txt": "inside", "dir/deep/z": "z"})
-	st1, err := a.FS.Stat("/f.txt")
+	st1, err := a.FS.Stat(ctx, "/f.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Copy-up of data keeps the inode number.
-	fh, err := a.FS.Open("/f.txt", os.O_RDWR, 0)
+	fh, err := a.FS.Open(ctx, "/f.txt", os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,35 +239,35 @@ func TestOverlay_RenameAndInodeStability(t *testing.T) {
 		t.Fatal(err)
 	}
 	fh.Close()
-	st2, _ := a.FS.Stat("/f.txt")
+	st2, _ := a.FS.Stat(ctx, "/f.txt")
 	if st2.Ino != st1.Ino {
 		t.Fatalf("ino after write = %d, before %d", st2.Ino, st1.Ino)
 	}
-	if got, _ := a.FS.ReadFile("/f.txt"); string(got) != "File" {
+	if got, _ := a.FS.ReadFile(ctx, "/f.txt"); string(got) != "File" {
 		t.Fatalf("content = %q, want File", got)
 	}
-	if err := a.FS.Rename("/f.txt", "/g.txt"); err != nil {
+	if err := a.FS.Rename(ctx, "/f.txt", "/g.txt"); err != nil {
 		t.Fatal(err)
 	}
-	st3, err := a.FS.Stat("/g.txt")
+	st3, err := a.FS.Stat(ctx, "/g.txt")
 	if err != nil || st3.Ino != st1.Ino {
 		t.Fatalf("renamed ino = %d, %v; want %d", st3.Ino, err, st1.Ino)
 	}
-	if _, err := a.FS.Stat("/f.txt"); errno(err) != syscall.ENOENT {
+	if _, err := a.FS.Stat(ctx, "/f.txt"); errno(err) != syscall.ENOENT {
 		t.Fatalf("old name: %v, want ENOENT", err)
 	}
 	// A base directory renamed keeps showing its base content.
-	if err := a.FS.Rename("/dir", "/moved"); err != nil {
+	if err := a.FS.Rename(ctx, "/dir", "/moved"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := a.FS.ReadFile("/moved/deep/z"); err != nil || string(got) != "z" {
+	if got, err := a.FS.ReadFile(ctx, "/moved/deep/z"); err != nil || string(got) != "z" {
 		t.Fatalf("moved/deep/z = %q, %v", got, err)
 	}
-	if _, err := a.FS.Stat("/dir/in.txt"); errno(err) != syscall.ENOENT {
+	if _, err := a.FS.Stat(ctx, "/dir/in.txt"); errno(err) != syscall.ENOENT {
 		t.Fatalf("old dir: %v, want ENOENT", err)
 	}
 	// fs_origin maps the delta inode to the base inode.
-	info, ok, err := a.FS.OverlayInfo(st1.Ino)
+	info, ok, err := a.FS.OverlayInfo(ctx, st1.Ino)
 	if err != nil || !ok || info.Path != "/f.txt" {
 		t.Fatalf("OverlayInfo = %+v, %v, %v", info, ok, err)
 	}
@@ -300,11 +300,11 @@ func TestOverlay_PerChunkCopyUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	st, err := a.FS.Stat("/big.bin")
+	st, err := a.FS.Stat(ctx, "/big.bin")
 	if err != nil || st.Size != size {
 		t.Fatalf("Stat = %+v, %v", st, err)
 	}
-	f, err := a.FS.Open("/big.bin", os.O_RDWR, 0)
+	f, err := a.FS.Open(ctx, "/big.bin", os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func TestOverlay_PerChunkCopyUp(t *testing.T) {
 		t.Fatalf("stored %d chunks, %d bytes; want 3 chunks of 4096 (per-chunk copy-up)", chunks, bytesStored)
 	}
 	// The content reads as base + patches.
-	g, _ := a.FS.Open("/big.bin", os.O_RDONLY, 0)
+	g, _ := a.FS.Open(ctx, "/big.bin", os.O_RDONLY, 0)
 	defer g.Close()
 	got := make([]byte, 4096+2)
 	g.ReadAt(got, 10<<20-1)
@@ -343,13 +343,13 @@ func TestOverlay_PerChunkCopyUp(t *testing.T) {
 		t.Fatalf("straddling write = %q", two)
 	}
 	// Truncate then grow: the base bytes past the cut must not come back.
-	if err := a.FS.Truncate("/big.bin", 100); err != nil {
+	if err := a.FS.Truncate(ctx, "/big.bin", 100); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.FS.Truncate("/big.bin", size); err != nil {
+	if err := a.FS.Truncate(ctx, "/big.bin", size); err != nil {
 		t.Fatal(err)
 	}
-	g2, _ := a.FS.Open("/big.bin", os.O_RDONLY, 0)
+	g2, _ := a.FS.Open(ctx, "/big.bin", os.O_RDONLY, 0)
 	defer g2.Close()
 	if _, err := g2.ReadAt(buf, size-8); err != nil || !bytes.Equal(buf, make([]byte, 8)) {
 		t.Fatalf("after truncate+grow tail = %q, %v; want zeros", buf, err)
@@ -358,13 +358,13 @@ func TestOverlay_PerChunkCopyUp(t *testing.T) {
 
 func TestOverlay_BaseChangedIsStale(t *testing.T) {
 	a, base := newOverlay(t, map[string]string{"f": "original"})
-	if _, err := a.FS.Stat("/f"); err != nil {
+	if _, err := a.FS.Stat(ctx, "/f"); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(base, "f"), []byte("changed on the host"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.FS.ReadFile("/f"); !errors.Is(err, syscall.ESTALE) {
+	if _, err := a.FS.ReadFile(ctx, "/f"); !errors.Is(err, syscall.ESTALE) {
 		t.Fatalf("ReadFile after the base changed = %v, want ESTALE", err)
 	}
 }
@@ -389,7 +389,7 @@ func TestOverlay_HostInodeNumbers(t *testing.T) {
 		if err := syscall.Lstat(filepath.Join(base, p), &hst); err != nil {
 			t.Fatal(err)
 		}
-		st, err := a.FS.Lstat("/" + p)
+		st, err := a.FS.Lstat(ctx, "/"+p)
 		if err != nil || st.Ino != int64(hst.Ino) {
 			t.Fatalf("Lstat(%s).Ino = %d, %v; want the host's %d", p, st.Ino, err, hst.Ino)
 		}
@@ -398,20 +398,20 @@ func TestOverlay_HostInodeNumbers(t *testing.T) {
 		}
 	}
 	// The two base names of one file are one delta inode.
-	st, _ := a.FS.Stat("/d/hard")
+	st, _ := a.FS.Stat(ctx, "/d/hard")
 	if st.Nlink != 2 {
 		t.Fatalf("nlink of a base hard link = %d, want 2", st.Nlink)
 	}
-	if err := a.FS.WriteFile("/f.txt", []byte("through one name"), vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/f.txt", []byte("through one name"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := a.FS.ReadFile("/d/hard"); string(got) != "through one name" {
+	if got, _ := a.FS.ReadFile(ctx, "/d/hard"); string(got) != "through one name" {
 		t.Fatalf("the other name reads %q", got)
 	}
-	if err := a.FS.WriteFile("/new.txt", []byte("n"), vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/new.txt", []byte("n"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := a.FS.Stat("/new.txt"); st.Ino <= vfs.DeltaInoBase {
+	if st, _ := a.FS.Stat(ctx, "/new.txt"); st.Ino <= vfs.DeltaInoBase {
 		t.Fatalf("a new file has inode %d, want above %d", st.Ino, vfs.DeltaInoBase)
 	}
 }
@@ -430,24 +430,24 @@ func TestOverlay_BaseXattrs(t *testing.T) {
 	must(t, unix.Setxattr(filepath.Join(base, "d"), "user.dir", []byte{0, 1, 2}, 0))
 	big := bytes.Repeat([]byte("v"), 2000) // past the first read buffer
 	must(t, unix.Setxattr(filepath.Join(base, "d", "g"), "user.big", big, 0))
-	if v, err := a.FS.Getxattr("/f", "user.origin", true); err != nil || string(v) != "host" {
+	if v, err := a.FS.Getxattr(ctx, "/f", "user.origin", true); err != nil || string(v) != "host" {
 		t.Fatalf("Getxattr(/f) = %q, %v; want host", v, err)
 	}
-	if v, err := a.FS.Getxattr("/d", "user.dir", true); err != nil || !bytes.Equal(v, []byte{0, 1, 2}) {
+	if v, err := a.FS.Getxattr(ctx, "/d", "user.dir", true); err != nil || !bytes.Equal(v, []byte{0, 1, 2}) {
 		t.Fatalf("Getxattr(/d) = %v, %v", v, err)
 	}
-	if v, err := a.FS.Getxattr("/d/g", "user.big", true); err != nil || !bytes.Equal(v, big) {
+	if v, err := a.FS.Getxattr(ctx, "/d/g", "user.big", true); err != nil || !bytes.Equal(v, big) {
 		t.Fatalf("Getxattr(/d/g) = %d bytes, %v; want 2000", len(v), err)
 	}
 	// Through the symlink (followed) and on it (not followed: none).
-	if v, err := a.FS.Getxattr("/l", "user.origin", true); err != nil || string(v) != "host" {
+	if v, err := a.FS.Getxattr(ctx, "/l", "user.origin", true); err != nil || string(v) != "host" {
 		t.Fatalf("Getxattr(/l, follow) = %q, %v", v, err)
 	}
-	if names, err := a.FS.Listxattr("/l", false); err != nil || len(names) != 0 {
+	if names, err := a.FS.Listxattr(ctx, "/l", false); err != nil || len(names) != 0 {
 		t.Fatalf("Listxattr(/l, nofollow) = %v, %v; want none", names, err)
 	}
-	must(t, a.FS.Setxattr("/f", "user.origin", []byte("delta"), 0, true))
-	if v, _ := a.FS.Getxattr("/f", "user.origin", true); string(v) != "delta" {
+	must(t, a.FS.Setxattr(ctx, "/f", "user.origin", []byte("delta"), 0, true))
+	if v, _ := a.FS.Getxattr(ctx, "/f", "user.origin", true); string(v) != "delta" {
 		t.Fatalf("after Setxattr: %q", v)
 	}
 	hv := make([]byte, 16)

@@ -30,6 +30,11 @@ type Service struct {
 	// A request above it is refused with PERMISSION_DENIED; a request
 	// without limits gets the ceiling itself when it is below Normal.
 	MaxLimits *LimitCeiling
+	// FixedModelEndpoint makes SessionService refuse a base URL or API
+	// key from the caller (HTTP): the engine's environment names the
+	// model server, so a caller cannot point the engine (and its key) at
+	// an address of its choosing.
+	FixedModelEndpoint bool
 }
 
 // LimitCeiling is the most a remote caller may ask of Exec.
@@ -289,7 +294,7 @@ func (s *Service) Diff(ctx context.Context, _ *v1.DiffRequest) (*v1.DiffResponse
 	if sess.Agent.Info.OverlayBase == "" {
 		return nil, errorf(v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION, "diff: the agent is not an overlay over a host directory (create one with agentfs init ID --base DIR)")
 	}
-	changes, err := overlay.Diff(sess.Agent)
+	changes, err := overlay.Diff(ctx, sess.Agent)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func TestAttack_Atomic_HandleOfDroppedConnection(t *testing.T) {
 	}
 	defer a.Close()
 	old := bytes.Repeat([]byte("old "), 1<<18)
-	if err := a.FS.WriteFile("/f", old, vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/f", old, vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	svc := &rpc.Service{}
@@ -48,7 +48,7 @@ func TestAttack_Atomic_HandleOfDroppedConnection(t *testing.T) {
 		} else {
 			sess.CloseHandles() // the connection ended
 		}
-		got, err := a.FS.ReadFile("/f")
+		got, err := a.FS.ReadFile(ctx, "/f")
 		if err != nil {
 			t.Fatal(err)
 		}

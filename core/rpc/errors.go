@@ -13,6 +13,7 @@ import (
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"github.com/agentfs-go/agentfs/core/rpc/rpcerr"
+	"github.com/agentfs-go/agentfs/core/sandbox"
 	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/toolcalls"
 	"github.com/agentfs-go/agentfs/core/vfs"
@@ -66,6 +67,14 @@ func ToProto(err error) *v1.Error {
 		// Bad input of the call, whatever errno it carries (a too long
 		// id wraps ENAMETOOLONG): the message says what to change.
 		out.Kind = v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT
+		return out
+	}
+	var pe *sandbox.PolicyError
+	if errors.As(err, &pe) {
+		// EINVAL with the message that names the entry and says why.
+		out.Kind, out.Errno, out.Code = v1.ErrorKind_ERROR_KIND_ERRNO, int32(syscall.EINVAL), "EINVAL"
+		out.Syscall = "policy"
+		out.Message = "EINVAL: " + pe.Error()
 		return out
 	}
 	errno := vfs.Errno(err)

@@ -32,7 +32,7 @@ func (s *Service) Stat(ctx context.Context, r *v1.StatRequest) (*v1.StatResponse
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat(r.Path)
+	st, err := f.Stat(ctx, r.Path)
 	if err != nil {
 		return nil, fail(err, "stat", r.Path)
 	}
@@ -44,7 +44,7 @@ func (s *Service) Lstat(ctx context.Context, r *v1.LstatRequest) (*v1.LstatRespo
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Lstat(r.Path)
+	st, err := f.Lstat(ctx, r.Path)
 	if err != nil {
 		return nil, fail(err, "lstat", r.Path)
 	}
@@ -56,7 +56,7 @@ func (s *Service) Access(ctx context.Context, r *v1.AccessRequest) (*v1.AccessRe
 	if err != nil {
 		return nil, err
 	}
-	return &v1.AccessResponse{}, fail(f.Access(r.Path, r.Mode), "access", r.Path)
+	return &v1.AccessResponse{}, fail(f.Access(ctx, r.Path, r.Mode), "access", r.Path)
 }
 
 func (s *Service) ReadFile(ctx context.Context, r *v1.ReadFileRequest) (*v1.ReadFileResponse, error) {
@@ -64,7 +64,7 @@ func (s *Service) ReadFile(ctx context.Context, r *v1.ReadFileRequest) (*v1.Read
 	if err != nil {
 		return nil, err
 	}
-	b, err := f.ReadFileInto(r.Path, allocatorFrom(ctx))
+	b, err := f.ReadFileInto(ctx, r.Path, allocatorFrom(ctx))
 	if err != nil {
 		return nil, fail(err, "open", r.Path)
 	}
@@ -76,7 +76,7 @@ func (s *Service) WriteFile(ctx context.Context, r *v1.WriteFileRequest) (*v1.Wr
 	if err != nil {
 		return nil, err
 	}
-	err = f.WriteFile(r.Path, r.Data, vfs.WriteOptions{Perm: r.Mode, CreateParents: r.CreateParents, Append: r.Append, Exclusive: r.Exclusive})
+	err = f.WriteFile(ctx, r.Path, r.Data, vfs.WriteOptions{Perm: r.Mode, CreateParents: r.CreateParents, Append: r.Append, Exclusive: r.Exclusive})
 	return &v1.WriteFileResponse{}, fail(err, "open", r.Path)
 }
 
@@ -85,7 +85,7 @@ func (s *Service) Readdir(ctx context.Context, r *v1.ReaddirRequest) (*v1.Readdi
 	if err != nil {
 		return nil, err
 	}
-	names, err := f.Readdir(r.Path)
+	names, err := f.Readdir(ctx, r.Path)
 	if err != nil {
 		return nil, fail(err, "scandir", r.Path)
 	}
@@ -97,7 +97,7 @@ func (s *Service) ReaddirPlus(ctx context.Context, r *v1.ReaddirPlusRequest) (*v
 	if err != nil {
 		return nil, err
 	}
-	es, err := f.ReaddirPlus(r.Path)
+	es, err := f.ReaddirPlus(ctx, r.Path)
 	if err != nil {
 		return nil, fail(err, "scandir", r.Path)
 	}
@@ -118,9 +118,9 @@ func (s *Service) Mkdir(ctx context.Context, r *v1.MkdirRequest) (*v1.MkdirRespo
 	}
 	mode := orDefault(r.Mode, 0o755)
 	if r.Recursive {
-		err = f.MkdirAll(r.Path, mode)
+		err = f.MkdirAll(ctx, r.Path, mode)
 	} else {
-		err = f.Mkdir(r.Path, mode)
+		err = f.Mkdir(ctx, r.Path, mode)
 	}
 	return &v1.MkdirResponse{}, fail(err, "mkdir", r.Path)
 }
@@ -130,7 +130,7 @@ func (s *Service) Rmdir(ctx context.Context, r *v1.RmdirRequest) (*v1.RmdirRespo
 	if err != nil {
 		return nil, err
 	}
-	return &v1.RmdirResponse{}, fail(f.Rmdir(r.Path), "rmdir", r.Path)
+	return &v1.RmdirResponse{}, fail(f.Rmdir(ctx, r.Path), "rmdir", r.Path)
 }
 
 func (s *Service) Unlink(ctx context.Context, r *v1.UnlinkRequest) (*v1.UnlinkResponse, error) {
@@ -138,7 +138,7 @@ func (s *Service) Unlink(ctx context.Context, r *v1.UnlinkRequest) (*v1.UnlinkRe
 	if err != nil {
 		return nil, err
 	}
-	return &v1.UnlinkResponse{}, fail(f.Unlink(r.Path), "unlink", r.Path)
+	return &v1.UnlinkResponse{}, fail(f.Unlink(ctx, r.Path), "unlink", r.Path)
 }
 
 // Remove is rm (vfs.Remove, one transaction): a file or symlink goes
@@ -149,7 +149,7 @@ func (s *Service) Remove(ctx context.Context, r *v1.RemoveRequest) (*v1.RemoveRe
 	if err != nil {
 		return nil, err
 	}
-	return &v1.RemoveResponse{}, fail(f.Remove(r.Path, r.Recursive, r.Force), "rm", r.Path)
+	return &v1.RemoveResponse{}, fail(f.Remove(ctx, r.Path, r.Recursive, r.Force), "rm", r.Path)
 }
 
 func (s *Service) Rename(ctx context.Context, r *v1.RenameRequest) (*v1.RenameResponse, error) {
@@ -167,7 +167,7 @@ func (s *Service) Rename(ctx context.Context, r *v1.RenameRequest) (*v1.RenameRe
 	default:
 		return nil, fail(syscall.EINVAL, "rename", r.OldPath, r.NewPath)
 	}
-	return &v1.RenameResponse{}, fail(f.Rename2(r.OldPath, r.NewPath, flags), "rename", r.OldPath, r.NewPath)
+	return &v1.RenameResponse{}, fail(f.Rename2(ctx, r.OldPath, r.NewPath, flags), "rename", r.OldPath, r.NewPath)
 }
 
 func (s *Service) CopyFile(ctx context.Context, r *v1.CopyFileRequest) (*v1.CopyFileResponse, error) {
@@ -175,7 +175,7 @@ func (s *Service) CopyFile(ctx context.Context, r *v1.CopyFileRequest) (*v1.Copy
 	if err != nil {
 		return nil, err
 	}
-	return &v1.CopyFileResponse{}, fail(f.CopyFile(r.Src, r.Dst), "copyfile", r.Src, r.Dst)
+	return &v1.CopyFileResponse{}, fail(f.CopyFile(ctx, r.Src, r.Dst), "copyfile", r.Src, r.Dst)
 }
 
 func (s *Service) Symlink(ctx context.Context, r *v1.SymlinkRequest) (*v1.SymlinkResponse, error) {
@@ -183,7 +183,7 @@ func (s *Service) Symlink(ctx context.Context, r *v1.SymlinkRequest) (*v1.Symlin
 	if err != nil {
 		return nil, err
 	}
-	return &v1.SymlinkResponse{}, fail(f.Symlink(r.Target, r.LinkPath), "symlink", r.Target, r.LinkPath)
+	return &v1.SymlinkResponse{}, fail(f.Symlink(ctx, r.Target, r.LinkPath), "symlink", r.Target, r.LinkPath)
 }
 
 func (s *Service) Readlink(ctx context.Context, r *v1.ReadlinkRequest) (*v1.ReadlinkResponse, error) {
@@ -191,7 +191,7 @@ func (s *Service) Readlink(ctx context.Context, r *v1.ReadlinkRequest) (*v1.Read
 	if err != nil {
 		return nil, err
 	}
-	t, err := f.Readlink(r.Path)
+	t, err := f.Readlink(ctx, r.Path)
 	if err != nil {
 		return nil, fail(err, "readlink", r.Path)
 	}
@@ -203,7 +203,7 @@ func (s *Service) Link(ctx context.Context, r *v1.LinkRequest) (*v1.LinkResponse
 	if err != nil {
 		return nil, err
 	}
-	return &v1.LinkResponse{}, fail(f.Link(r.OldPath, r.NewPath), "link", r.OldPath, r.NewPath)
+	return &v1.LinkResponse{}, fail(f.Link(ctx, r.OldPath, r.NewPath), "link", r.OldPath, r.NewPath)
 }
 
 func (s *Service) Chmod(ctx context.Context, r *v1.ChmodRequest) (*v1.ChmodResponse, error) {
@@ -211,7 +211,7 @@ func (s *Service) Chmod(ctx context.Context, r *v1.ChmodRequest) (*v1.ChmodRespo
 	if err != nil {
 		return nil, err
 	}
-	return &v1.ChmodResponse{}, fail(f.Chmod(r.Path, r.Mode), "chmod", r.Path)
+	return &v1.ChmodResponse{}, fail(f.Chmod(ctx, r.Path, r.Mode), "chmod", r.Path)
 }
 
 func (s *Service) Chown(ctx context.Context, r *v1.ChownRequest) (*v1.ChownResponse, error) {
@@ -219,7 +219,7 @@ func (s *Service) Chown(ctx context.Context, r *v1.ChownRequest) (*v1.ChownRespo
 	if err != nil {
 		return nil, err
 	}
-	return &v1.ChownResponse{}, fail(f.Chown(r.Path, r.Uid, r.Gid, !r.NoFollow), "chown", r.Path)
+	return &v1.ChownResponse{}, fail(f.Chown(ctx, r.Path, r.Uid, r.Gid, !r.NoFollow), "chown", r.Path)
 }
 
 func (s *Service) Utimes(ctx context.Context, r *v1.UtimesRequest) (*v1.UtimesResponse, error) {
@@ -236,7 +236,7 @@ func (s *Service) Utimes(ctx context.Context, r *v1.UtimesRequest) (*v1.UtimesRe
 		t := time.Unix(0, *r.MtimeNs)
 		mt = &t
 	}
-	return &v1.UtimesResponse{}, fail(f.Utimens(r.Path, at, mt, !r.NoFollow), "utime", r.Path)
+	return &v1.UtimesResponse{}, fail(f.Utimens(ctx, r.Path, at, mt, !r.NoFollow), "utime", r.Path)
 }
 
 func (s *Service) Truncate(ctx context.Context, r *v1.TruncateRequest) (*v1.TruncateResponse, error) {
@@ -244,7 +244,7 @@ func (s *Service) Truncate(ctx context.Context, r *v1.TruncateRequest) (*v1.Trun
 	if err != nil {
 		return nil, err
 	}
-	return &v1.TruncateResponse{}, fail(f.Truncate(r.Path, r.Size), "truncate", r.Path)
+	return &v1.TruncateResponse{}, fail(f.Truncate(ctx, r.Path, r.Size), "truncate", r.Path)
 }
 
 func (s *Service) Mknod(ctx context.Context, r *v1.MknodRequest) (*v1.MknodResponse, error) {
@@ -252,7 +252,7 @@ func (s *Service) Mknod(ctx context.Context, r *v1.MknodRequest) (*v1.MknodRespo
 	if err != nil {
 		return nil, err
 	}
-	return &v1.MknodResponse{}, fail(f.Mknod(r.Path, r.Mode, r.Rdev), "mknod", r.Path)
+	return &v1.MknodResponse{}, fail(f.Mknod(ctx, r.Path, r.Mode, r.Rdev), "mknod", r.Path)
 }
 
 func (s *Service) Statfs(ctx context.Context, r *v1.StatfsRequest) (*v1.StatfsResponse, error) {
@@ -260,7 +260,7 @@ func (s *Service) Statfs(ctx context.Context, r *v1.StatfsRequest) (*v1.StatfsRe
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Statfs()
+	st, err := f.Statfs(ctx)
 	if err != nil {
 		return nil, fail(err, "statfs", "/")
 	}
@@ -275,7 +275,7 @@ func (s *Service) GetXattr(ctx context.Context, r *v1.GetXattrRequest) (*v1.GetX
 	if err != nil {
 		return nil, err
 	}
-	v, err := f.Getxattr(r.Path, r.Name, !r.NoFollow)
+	v, err := f.Getxattr(ctx, r.Path, r.Name, !r.NoFollow)
 	if err != nil {
 		return nil, fail(err, "getxattr", r.Path)
 	}
@@ -294,7 +294,7 @@ func (s *Service) SetXattr(ctx context.Context, r *v1.SetXattrRequest) (*v1.SetX
 	case v1.XattrFlags_XATTR_FLAGS_REPLACE:
 		flags = vfs.XattrReplace
 	}
-	return &v1.SetXattrResponse{}, fail(f.Setxattr(r.Path, r.Name, r.Value, flags, !r.NoFollow), "setxattr", r.Path)
+	return &v1.SetXattrResponse{}, fail(f.Setxattr(ctx, r.Path, r.Name, r.Value, flags, !r.NoFollow), "setxattr", r.Path)
 }
 
 func (s *Service) ListXattr(ctx context.Context, r *v1.ListXattrRequest) (*v1.ListXattrResponse, error) {
@@ -302,7 +302,7 @@ func (s *Service) ListXattr(ctx context.Context, r *v1.ListXattrRequest) (*v1.Li
 	if err != nil {
 		return nil, err
 	}
-	names, err := f.Listxattr(r.Path, !r.NoFollow)
+	names, err := f.Listxattr(ctx, r.Path, !r.NoFollow)
 	if err != nil {
 		return nil, fail(err, "listxattr", r.Path)
 	}
@@ -314,7 +314,7 @@ func (s *Service) RemoveXattr(ctx context.Context, r *v1.RemoveXattrRequest) (*v
 	if err != nil {
 		return nil, err
 	}
-	return &v1.RemoveXattrResponse{}, fail(f.Removexattr(r.Path, r.Name, !r.NoFollow), "removexattr", r.Path)
+	return &v1.RemoveXattrResponse{}, fail(f.Removexattr(ctx, r.Path, r.Name, !r.NoFollow), "removexattr", r.Path)
 }
 
 func (s *Service) Walk(ctx context.Context, r *v1.WalkRequest) (*v1.WalkResponse, error) {
@@ -323,7 +323,7 @@ func (s *Service) Walk(ctx context.Context, r *v1.WalkRequest) (*v1.WalkResponse
 		return nil, err
 	}
 	var out []*v1.DirEntry
-	err = f.Walk(r.Path, func(p string, st vfs.Stat) error {
+	err = f.Walk(ctx, r.Path, func(p string, st vfs.Stat) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -341,7 +341,7 @@ func (s *Service) Open(ctx context.Context, r *v1.OpenRequest) (*v1.OpenResponse
 	if err != nil {
 		return nil, err
 	}
-	h, err := sess.Agent.FS.Open(r.Path, int(r.Flags), orDefault(r.Mode, 0o644))
+	h, err := sess.Agent.FS.Open(ctx, r.Path, int(r.Flags), orDefault(r.Mode, 0o644))
 	if err != nil {
 		return nil, fail(err, "open", r.Path)
 	}

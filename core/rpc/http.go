@@ -32,6 +32,8 @@ type AgentDir struct {
 	Dir string
 	// Options of every open (durability, chunk size of new agents).
 	Options core.Options
+	// ProcLimits bound each agent's process table (zero: the defaults).
+	ProcLimits sandbox.ProcLimits
 
 	mu     sync.Mutex
 	open   map[string]*Session
@@ -86,6 +88,7 @@ func (d *AgentDir) session(ctx context.Context, id string) (*Session, error) {
 	}
 	s := NewSession(a, id, nil)
 	s.ReadOnly = opts.ReadOnly
+	s.ProcLimits = d.ProcLimits
 	d.open[id] = s
 	return s, nil
 }
@@ -113,7 +116,9 @@ func (d *AgentDir) create(ctx context.Context, r *v1.CreateAgentRequest) (*Sessi
 			d.mu.Unlock()
 			return nil, err
 		}
-		d.open[r.Id] = NewSession(a, r.Id, nil)
+		s := NewSession(a, r.Id, nil)
+		s.ProcLimits = d.ProcLimits
+		d.open[r.Id] = s
 	}
 	d.mu.Unlock()
 	return d.session(ctx, r.Id)
@@ -145,6 +150,7 @@ func (d *AgentDir) Close() error {
 	var first error
 	for id, s := range d.open {
 		s.CloseProcs()
+		s.CloseAgentSessions()
 		s.CloseHandles()
 		if err := s.Agent.Close(); err != nil && first == nil {
 			first = err
@@ -180,7 +186,7 @@ func NewHTTPHandler(dir *AgentDir, o HTTPOptions) http.Handler {
 	if o.MaxLimits == nil {
 		o.MaxLimits = &LimitCeiling{Name: "normal", Limits: sandbox.Normal}
 	}
-	svc := &Service{Version: o.Version, Agents: dir, QueryLimits: o.QueryLimits, MaxLimits: o.MaxLimits}
+	svc := &Service{Version: o.Version, Agents: dir, QueryLimits: o.QueryLimits, MaxLimits: o.MaxLimits, FixedModelEndpoint: true}
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(&agentInterceptor{dir: dir}),
 		connect.WithReadMaxBytes(int(o.MaxRequestBytes)),
@@ -197,6 +203,7 @@ func NewHTTPHandler(dir *AgentDir, o HTTPOptions) http.Handler {
 		func() (string, http.Handler) { return agentfsv1connect.NewAgentServiceHandler(svc, opts...) },
 		func() (string, http.Handler) { return agentfsv1connect.NewSandboxServiceHandler(svc, opts...) },
 		func() (string, http.Handler) { return agentfsv1connect.NewProcessServiceHandler(svc, opts...) },
+		func() (string, http.Handler) { return agentfsv1connect.NewSessionServiceHandler(svc, opts...) },
 	} {
 		path, h := mk()
 		mux.Handle(path, h)
@@ -245,8 +252,20 @@ func (i *agentInterceptor) WrapStreamingClient(next connect.StreamingClientFunc)
 	return next
 }
 
+// WrapStreamingHandler does for server streams (StreamProcess) what
+// WrapUnary does for unary calls; every streaming procedure needs an agent.
 func (i *agentInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return next
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		id := conn.RequestHeader().Get(AgentHeader)
+		if id == "" {
+			return toConnect(errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "%s needs the %s header with the agent id", conn.Spec().Procedure, AgentHeader))
+		}
+		s, err := i.dir.session(ctx, id)
+		if err != nil {
+			return toConnect(err)
+		}
+		return toConnect(next(WithSession(ctx, s), conn))
+	}
 }
 
 // rejectConnect answers a request refused by httpguard as a Connect

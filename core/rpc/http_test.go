@@ -20,17 +20,39 @@ import (
 
 // headers adds the token and the agent to every call of a client.
 func headers(token, agent string) connect.ClientOption {
-	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			if token != "" {
-				req.Header().Set("Authorization", "Bearer "+token)
-			}
-			if agent != "" {
-				req.Header().Set(AgentHeader, agent)
-			}
-			return next(ctx, req)
-		}
-	}))
+	return connect.WithInterceptors(headerInterceptor{token, agent})
+}
+
+// headerInterceptor sets the token and agent headers on unary calls and
+// on streams (StreamProcess).
+type headerInterceptor struct{ token, agent string }
+
+func (h headerInterceptor) set(hd http.Header) {
+	if h.token != "" {
+		hd.Set("Authorization", "Bearer "+h.token)
+	}
+	if h.agent != "" {
+		hd.Set(AgentHeader, h.agent)
+	}
+}
+
+func (h headerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		h.set(req.Header())
+		return next(ctx, req)
+	}
+}
+
+func (h headerInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
+		conn := next(ctx, spec)
+		h.set(conn.RequestHeader())
+		return conn
+	}
+}
+
+func (h headerInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
 }
 
 func startHTTP(t *testing.T, token string) *httptest.Server {

@@ -175,6 +175,11 @@ func (l *Local) Submit(id uint64, method string, head, data []byte) {
 			l.c.mu.Unlock()
 			cancel()
 		}()
+		if fn := l.c.streamMethod(method); fn != nil {
+			// A server stream answers with message frames, then its Result.
+			l.c.runStream(ctx, id, method, append(head, data...), fn)
+			return
+		}
 		l.c.answer(id, method, func() (proto.Message, error) {
 			return l.c.guard(ctx, method, func() (proto.Message, error) { return l.runWithData(ctx, method, head, data) })
 		})

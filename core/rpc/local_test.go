@@ -25,13 +25,13 @@ func (w localWriter) Close() error                { w.l.CloseWrite(); return nil
 
 // startLocal is startEngine over rpc.Local: the frames travel through
 // memory, and the returned syncCaller makes calls with CallSync.
-func startLocal(t *testing.T, hello *v1.Hello) (*testClient, syncCaller, *v1.Frame) {
+func startLocal(t testing.TB, hello *v1.Hello) (*testClient, syncCaller, *v1.Frame) {
 	t.Helper()
 	outR, outW := io.Pipe()
 	l := ServeLocal(context.Background(), "test", io.Discard, func(p []byte) {
 		outW.Write(p) // the pipe hands the bytes over before returning
 	})
-	c := &testClient{t: t, w: localWriter{l}, r: bufio.NewReader(outR), wait: map[uint64]chan *v1.Frame{}, done: make(chan error, 1)}
+	c := &testClient{t: t, w: localWriter{l}, r: bufio.NewReader(outR), wait: map[uint64]chan *v1.Frame{}, streams: map[uint64]chan *v1.Frame{}, done: make(chan error, 1)}
 	go func() {
 		err := l.Wait()
 		outW.Close()
@@ -209,5 +209,27 @@ func TestLocalSubmitReadsDataInPlace(t *testing.T) {
 	l.Submit(7003, agentfsv1connect.FilesystemServiceWriteFileProcedure, []byte{0xff, 0xff}, big)
 	if f := <-ch; f.GetResult().GetError().GetKind() != v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT {
 		t.Fatalf("bad head: %v", f)
+	}
+}
+
+// StreamProcess through Submit (the in-process and WebAssembly engines'
+// way of starting calls) streams as over frames: message frames, then
+// the Result.
+func TestLocalSubmitStreamProcess(t *testing.T) {
+	c, sc, _ := startLocal(t, tempHello(t))
+	ch := make(chan *v1.Frame, 16)
+	c.mu.Lock()
+	c.streams[7100] = ch
+	c.mu.Unlock()
+	req := mustMarshal(t, &v1.StreamProcessRequest{Target: &v1.StreamProcessRequest_Start{Start: &v1.StartProcessRequest{Exec: &v1.ExecRequest{Script: "echo a; echo b >&2; exit 4"}}}})
+	sc.l.Submit(7100, agentfsv1connect.ProcessServiceStreamProcessProcedure, req, nil)
+	s := &stdioStream{c, 7100, ch}
+	out, last, err := recvAll(t, s)
+	if err != nil || out != "a\n" || last == nil || !last.Exited || last.ExitCode != 4 {
+		t.Fatalf("submitted stream: %q %v %v", out, last, err)
+	}
+	// And through frames on the same connection.
+	if out, last, err := recvAll(t, c.streamProcess(context.Background(), &v1.StreamProcessRequest{Target: &v1.StreamProcessRequest_Start{Start: &v1.StartProcessRequest{Exec: &v1.ExecRequest{Script: "echo c"}}}})); err != nil || out != "c\n" || !last.Exited {
+		t.Fatalf("framed stream: %q %v %v", out, last, err)
 	}
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
+
+	"connectrpc.com/connect"
 
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
 	"github.com/agentfs-go/agentfs/core/sandbox"
@@ -130,12 +133,23 @@ func (s *Service) StartProcess(ctx context.Context, r *v1.StartProcessRequest) (
 	if err != nil {
 		return nil, err
 	}
+	p, err := s.startProc(ctx, sess, r, !r.Detach)
+	if err != nil {
+		return nil, err
+	}
+	return &v1.StartProcessResponse{Pid: p.ID}, nil
+}
+
+// startProc starts the process of r in the session's table; withLease
+// gives it a lease on HTTP.
+func (s *Service) startProc(ctx context.Context, sess *Session, r *v1.StartProcessRequest, withLease bool) (*sandbox.Proc, error) {
 	ex := r.Exec
 	if ex == nil {
 		ex = &v1.ExecRequest{}
 	}
 	t := sess.procs()
 	var sb *sandbox.Sandbox
+	var err error
 	if r.ShellId == 0 {
 		if sb, err = s.sandboxFor(sess, ex); err != nil {
 			return nil, err
@@ -153,14 +167,77 @@ func (s *Service) StartProcess(ctx context.Context, r *v1.StartProcessRequest) (
 	if err != nil {
 		return nil, procErr(err)
 	}
-	if sess.Peer == nil && !r.Detach {
+	if sess.Peer == nil && withLease {
 		d := defaultLease
 		if r.LeaseMs > 0 {
 			d = time.Duration(r.LeaseMs) * time.Millisecond
 		}
 		sess.watchLease(t, p, d)
 	}
-	return &v1.StartProcessResponse{Pid: p.ID}, nil
+	return p, nil
+}
+
+// streamProcess is StreamProcess for both doors: send delivers one
+// message (a Connect stream's Send, a stdio message frame).
+func (s *Service) streamProcess(ctx context.Context, r *v1.StreamProcessRequest, send func(*v1.StreamProcessResponse) error) error {
+	sess, err := sessionFrom(ctx)
+	if err != nil {
+		return err
+	}
+	var p *sandbox.Proc
+	switch tg := r.Target.(type) {
+	case *v1.StreamProcessRequest_Start:
+		// No lease: the stream holds the process, and its end (or the
+		// client's going away) ends the process.
+		if p, err = s.startProc(ctx, sess, tg.Start, false); err != nil {
+			return err
+		}
+	case *v1.StreamProcessRequest_Pid:
+		if p, err = sess.procs().Get(tg.Pid); err != nil {
+			return procErr(err)
+		}
+		// A streamed process is in use: its lease must not run out.
+		sess.touch(p.ID, 1)
+		defer sess.touch(p.ID, -1)
+	default:
+		return errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "StreamProcess: give start (a process to start) or pid (one of StartProcess)")
+	}
+	if r.DeadlineMs > 0 {
+		// The request's deadline kills the process; the stream still ends
+		// with its exit status (signal 9), which says what happened.
+		t := time.AfterFunc(time.Duration(r.DeadlineMs)*time.Millisecond, func() { p.Kill(sandbox.SIGKILL) })
+		defer t.Stop()
+	}
+	if err := send(&v1.StreamProcessResponse{Pid: p.ID}); err != nil {
+		p.Abandon()
+		return err
+	}
+	exit, err := p.Stream(ctx, func(cs []sandbox.Chunk) error {
+		m := &v1.StreamProcessResponse{Pid: p.ID, Chunks: make([]*v1.ProcessChunk, 0, len(cs))}
+		for _, c := range cs {
+			m.Chunks = append(m.Chunks, &v1.ProcessChunk{Stream: int32(c.Stream), Data: c.Data})
+		}
+		return send(m)
+	})
+	if err != nil {
+		return err
+	}
+	last := &v1.StreamProcessResponse{Pid: p.ID, Exited: true, ExitCode: int32(exit.Code), Signal: int32(exit.Signal)}
+	if exit.Limit != nil {
+		last.Limit = exit.Limit.Error()
+	}
+	if err := send(last); err != nil {
+		return err
+	}
+	if exit.Err != nil && last.Limit == "" {
+		return exit.Err
+	}
+	return nil
+}
+
+// StreamProcess is the Connect handler of the server stream.
+func (s *Service) StreamProcess(ctx context.Context, r *v1.StreamProcessRequest, st *connect.ServerStream[v1.StreamProcessResponse]) error {
+	return s.streamProcess(ctx, r, st.Send)
 }
 
 func (s *Service) ReadProcess(ctx context.Context, r *v1.ReadProcessRequest) (*v1.ReadProcessResponse, error) {
@@ -222,7 +299,13 @@ func (s *Service) KillProcess(ctx context.Context, r *v1.KillProcessRequest) (*v
 	if err != nil {
 		return nil, err
 	}
-	p, err := sess.procs().Get(r.Pid)
+	t := sess.procs()
+	p, err := t.Get(r.Pid)
+	if err == nil && t.Retired(r.Pid) {
+		// Reaped by its stream: kill by pid answers as for any reaped
+		// process (the SDKs' handles of streamed processes ignore it).
+		err = fmt.Errorf("sandbox: process %d: %w (ended and its exit status was streamed)", r.Pid, sandbox.ErrNoProc)
+	}
 	if err != nil {
 		return nil, procErr(err)
 	}

@@ -35,8 +35,9 @@ type Session struct {
 	mu      sync.Mutex
 	next    uint64
 	handles map[uint64]*vfs.File
-	ptab    *sandbox.Procs    // ProcessService's table, made on first use
-	leases  map[uint64]*lease // HTTP: the lease of each process
+	ptab    *sandbox.Procs          // ProcessService's table, made on first use
+	leases  map[uint64]*lease       // HTTP: the lease of each process
+	asess   map[string]*openSession // SessionService's open sessions, made on first use
 }
 
 // NewSession starts a session on an open agent.

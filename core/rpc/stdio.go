@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/agentfs-go/agentfs/core"
 	v1 "github.com/agentfs-go/agentfs/core/api/agentfs/v1"
+	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1connect"
 	"github.com/agentfs-go/agentfs/core/api/agentfs/v1/agentfsv1rpc"
 	"github.com/agentfs-go/agentfs/core/store"
 	agentsync "github.com/agentfs-go/agentfs/core/sync"
@@ -36,7 +38,8 @@ const MaxFrame = 1 << 30
 // engine should exit with status 2.
 var ErrHandshake = errors.New("handshake refused")
 
-// Methods returns the dispatch table of every service on svc.
+// Methods returns the dispatch table of every service on svc, with
+// ToolList and ToolGet answered straight from the rows (tools_encode.go).
 func Methods(svc *Service) map[string]agentfsv1rpc.Func {
 	m := map[string]agentfsv1rpc.Func{}
 	for _, t := range []map[string]agentfsv1rpc.Func{
@@ -46,11 +49,13 @@ func Methods(svc *Service) map[string]agentfsv1rpc.Func {
 		agentfsv1rpc.AgentServiceMethods(svc),
 		agentfsv1rpc.SandboxServiceMethods(svc),
 		agentfsv1rpc.ProcessServiceMethods(svc),
+		agentfsv1rpc.SessionServiceMethods(svc),
 	} {
 		for k, v := range t {
 			m[k] = v
 		}
 	}
+	encodedToolMethods(m, svc)
 	return m
 }
 
@@ -63,15 +68,16 @@ func ServeStdio(ctx context.Context, r io.Reader, w io.Writer, logw io.Writer, v
 
 func newStdioConn(r io.Reader, w io.Writer, logw io.Writer, version string) *stdioConn {
 	c := &stdioConn{
-		svc:      &Service{Version: version},
-		in:       bufio.NewReaderSize(r, 256<<10),
-		out:      bufio.NewWriterSize(w, 256<<10),
-		done:     make(chan error, 1),
-		closed:   make(chan struct{}),
-		ready:    make(chan struct{}),
-		inflight: map[uint64]context.CancelFunc{},
-		pending:  map[uint64]chan *v1.Result{},
-		log:      log.New(logw, "agentfs: ", 0),
+		svc:         &Service{Version: version},
+		in:          bufio.NewReaderSize(r, 256<<10),
+		out:         bufio.NewWriterSize(w, 256<<10),
+		done:        make(chan error, 1),
+		closed:      make(chan struct{}),
+		stopStreams: make(chan struct{}),
+		ready:       make(chan struct{}),
+		inflight:    map[uint64]context.CancelFunc{},
+		pending:     map[uint64]chan *v1.Result{},
+		log:         log.New(logw, "agentfs: ", 0),
 	}
 	c.methods = Methods(c.svc)
 	return c
@@ -91,6 +97,7 @@ func (c *stdioConn) serve(ctx context.Context) error {
 	// The connection's processes end with it (a client that went away
 	// must not leave scripts running).
 	defer sess.CloseProcs()
+	defer sess.CloseAgentSessions()
 	ctx = c.ctx
 
 	// The read loop runs on its own so that a silent client (heartbeat)
@@ -146,6 +153,9 @@ type stdioConn struct {
 	done   chan error    // the read loop's end
 	closed chan struct{} // closed when the read side ends
 	once   sync.Once
+
+	stopStreams chan struct{} // closed by Shutdown: server streams end
+	stopOnce    sync.Once
 
 	heartbeat time.Duration
 	lastSeen  atomic.Int64
@@ -257,6 +267,15 @@ func openForHello(ctx context.Context, o *v1.OpenOptions) (*core.Agent, string, 
 		path, opts.Create = filepath.Join(dir, "agent.db"), true
 		cleanup = func() { os.RemoveAll(dir) }
 	}
+	if o.GetSyncRemoteUrl() == "" {
+		if p, err := partialOption(o); err != nil || p != nil {
+			cleanup()
+			if err == nil {
+				err = errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "open: partial sync options without sync_remote_url: a partial bootstrap is of a sync remote (EINVAL)")
+			}
+			return nil, "", nil, err
+		}
+	}
 	if u := o.GetSyncRemoteUrl(); u != "" {
 		if o.GetId() == "" && o.GetPath() == "" {
 			cleanup()
@@ -266,7 +285,12 @@ func openForHello(ctx context.Context, o *v1.OpenOptions) (*core.Agent, string, 
 		if token == "" {
 			token = os.Getenv("TURSO_DB_AUTH_TOKEN")
 		}
-		if err := agentsync.Prepare(ctx, path, u, agentsync.Options{Token: token}, opts); err != nil {
+		partial, err := partialOption(o)
+		if err != nil {
+			cleanup()
+			return nil, "", nil, err
+		}
+		if err := agentsync.Prepare(ctx, path, u, agentsync.Options{Token: token, Partial: partial}, opts); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, "", nil, errorf(v1.ErrorKind_ERROR_KIND_NOT_FOUND, "open %s: no such database (create it, or open without no_create)", path)
 			}
@@ -282,6 +306,25 @@ func openForHello(ctx context.Context, o *v1.OpenOptions) (*core.Agent, string, 
 		return nil, "", nil, err
 	}
 	return a, id, cleanup, nil
+}
+
+// partialOption is the partial bootstrap the handshake asks for (nil: the
+// whole remote), checked as `agentfs init --sync-partial-*` checks it
+// (Partial.Check).
+func partialOption(o *v1.OpenOptions) (*agentsync.Partial, error) {
+	length, query, segment, prefetch := o.GetSyncPartialBootstrapLength(), o.GetSyncPartialBootstrapQuery(), o.GetSyncPartialSegmentSize(), o.GetSyncPartialPrefetch()
+	if length == 0 && query == "" && segment == 0 && !prefetch {
+		return nil, nil
+	}
+	invalid := v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT
+	if segment > math.MaxInt32 {
+		return nil, errorf(invalid, "open: sync_partial_segment_size %d is too large (EINVAL)", segment)
+	}
+	p := &agentsync.Partial{BootstrapLength: length, BootstrapQuery: query, SegmentSize: int(segment), Prefetch: prefetch}
+	if err := p.Check(); err != nil {
+		return nil, errorf(invalid, "open: %v", err)
+	}
+	return p, nil
 }
 
 // readFrame reads one length-prefixed frame.
@@ -364,9 +407,11 @@ func (c *stdioConn) readLoop(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("bad call frame: %w", err)
 			}
-			if c.in.Buffered() > 0 {
+			if c.in.Buffered() > 0 || c.streamMethod(method) != nil {
 				// More frames are waiting: the client has several calls in
-				// flight, run them concurrently.
+				// flight, run them concurrently. A stream lasts as long as
+				// its process: run inline, it would hold the frames behind
+				// it (a WriteProcess, a KillProcess) until the hand-off.
 				c.startCall(ctx, id, method, payload)
 			} else if !c.runInline(ctx, id, method, payload) {
 				return errHandedOff
@@ -394,6 +439,9 @@ func (c *stdioConn) readLoop(ctx context.Context) error {
 			c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Pong{Pong: &v1.Pong{}}}))
 		case fieldPong:
 		case fieldShutdown:
+			// Streams would keep the calls in flight running for as long
+			// as their processes: end them first.
+			c.stopOnce.Do(func() { close(c.stopStreams) })
 			c.wg.Wait()
 			c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{}}}))
 			return nil
@@ -446,7 +494,70 @@ func (c *stdioConn) runCall(ctx context.Context, cancel context.CancelFunc, id u
 		c.mu.Unlock()
 		cancel()
 	}()
+	if fn := c.streamMethod(method); fn != nil {
+		c.runStream(ctx, id, method, payload, fn)
+		return
+	}
 	c.answer(id, method, func() (proto.Message, error) { return c.dispatch(ctx, method, payload) })
+}
+
+// streamFunc runs a server-streaming method, giving each response
+// message to send.
+type streamFunc func(ctx context.Context, payload []byte, send func(proto.Message) error) error
+
+// streamMethod returns the server-streaming method of that name, or nil.
+// The generated tables hold only unary methods; the few streams are
+// listed here.
+func (c *stdioConn) streamMethod(method string) streamFunc {
+	switch method {
+	case agentfsv1connect.ProcessServiceStreamProcessProcedure:
+		return func(ctx context.Context, payload []byte, send func(proto.Message) error) error {
+			req := new(v1.StreamProcessRequest)
+			if err := proto.Unmarshal(payload, req); err != nil {
+				return err
+			}
+			return c.svc.streamProcess(ctx, req, func(m *v1.StreamProcessResponse) error { return send(m) })
+		}
+	}
+	return nil
+}
+
+// runStream runs a server-streaming call: its messages leave as
+// Frame.message frames with the call's id, each as soon as it is made,
+// and the Result frame ends the stream.
+func (c *stdioConn) runStream(ctx context.Context, id uint64, method string, payload []byte, fn streamFunc) {
+	// A stream has no end of its own (a process may run for hours): the
+	// client's going away, or a Shutdown, ends it, as a Cancel does.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	finished := make(chan struct{})
+	defer close(finished)
+	go func() {
+		select {
+		case <-c.closed:
+			cancel()
+		case <-c.stopStreams:
+			cancel()
+		case <-finished:
+		}
+	}()
+	_, err := c.guard(ctx, method, func() (proto.Message, error) {
+		return nil, fn(ctx, payload, func(m proto.Message) error {
+			b, err := proto.Marshal(m)
+			if err != nil {
+				return err
+			}
+			if !c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Message{Message: &v1.StreamMessage{Payload: b}}})) {
+				return errorf(v1.ErrorKind_ERROR_KIND_UNAVAILABLE, "%s: the client closed the connection", method)
+			}
+			return nil
+		})
+	})
+	res := &v1.Result{}
+	if err != nil {
+		res.Error = ToProto(err)
+	}
+	c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: res}}))
 }
 
 // answer runs a call and sends its Result frame.
@@ -472,6 +583,8 @@ func (c *stdioConn) answer(id uint64, method string, run func() (proto.Message, 
 // marshalling would copy a whole file (64 MiB for a large ReadFile).
 func responseParts(resp proto.Message) (prefix, payload []byte, err error) {
 	switch r := resp.(type) {
+	case *encoded:
+		return nil, r.b, nil
 	case *v1.ReadFileResponse:
 		return bytesField(1, r.Data), r.Data, nil
 	case *v1.PreadResponse:
@@ -551,20 +664,20 @@ func (c *stdioConn) finish() {
 	c.wg.Wait()
 }
 
-// send writes a frame. Frames sent after the connection ended are
-// dropped.
-func (c *stdioConn) send(pieces [][]byte) {
+// send writes a frame and reports whether it went out. Frames sent after
+// the connection ended are dropped.
+func (c *stdioConn) send(pieces [][]byte) bool {
 	c.outWaiting.Add(1)
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
 	last := c.outWaiting.Add(-1) == 0
 	if c.outBroken {
-		return
+		return false
 	}
 	for _, p := range pieces {
 		if _, err := c.out.Write(p); err != nil {
 			c.outBroken = true
-			return
+			return false
 		}
 	}
 	if last {
@@ -572,6 +685,7 @@ func (c *stdioConn) send(pieces [][]byte) {
 			c.outBroken = true
 		}
 	}
+	return !c.outBroken
 }
 
 // stopWriting flushes what is buffered and drops any later frame.
@@ -595,6 +709,7 @@ const (
 	fieldPing     = 7
 	fieldPong     = 8
 	fieldShutdown = 9
+	fieldMessage  = 10
 )
 
 // splitFrame reads the id and the body of a Frame without copying the
@@ -613,7 +728,7 @@ func splitFrame(b []byte) (id uint64, field protowire.Number, body []byte, err e
 				return 0, 0, nil, protowire.ParseError(n)
 			}
 			id, b = v, b[n:]
-		case num >= fieldHello && num <= fieldShutdown && typ == protowire.BytesType:
+		case num >= fieldHello && num <= fieldMessage && typ == protowire.BytesType:
 			v, n := protowire.ConsumeBytes(b)
 			if n < 0 {
 				return 0, 0, nil, protowire.ParseError(n)

@@ -33,6 +33,8 @@ type testClient struct {
 	mu   sync.Mutex
 	next uint64
 	wait map[uint64]chan *v1.Frame
+	// streams receive every frame of a server-streaming call.
+	streams map[uint64]chan *v1.Frame
 	// host answers the engine's calls (HostService).
 	host func(method string, payload []byte) *v1.Result
 	done chan error // ServeStdio's return
@@ -42,7 +44,7 @@ func startEngine(t testing.TB, hello *v1.Hello) (*testClient, *v1.Frame) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &testClient{t: t, w: inW, r: bufio.NewReader(outR), wait: map[uint64]chan *v1.Frame{}, done: make(chan error, 1)}
+	c := &testClient{t: t, w: inW, r: bufio.NewReader(outR), wait: map[uint64]chan *v1.Frame{}, streams: map[uint64]chan *v1.Frame{}, done: make(chan error, 1)}
 	go func() {
 		err := ServeStdio(context.Background(), inR, outW, io.Discard, "test")
 		outW.Close()
@@ -93,6 +95,10 @@ func (c *testClient) readLoop() {
 				close(ch)
 				delete(c.wait, id)
 			}
+			for id, ch := range c.streams {
+				close(ch)
+				delete(c.streams, id)
+			}
 			c.mu.Unlock()
 			return
 		}
@@ -107,6 +113,15 @@ func (c *testClient) readLoop() {
 			continue
 		}
 		c.mu.Lock()
+		if sc := c.streams[f.Id]; sc != nil {
+			// A server stream: messages, then the Result that ends it.
+			if f.GetMessage() == nil {
+				delete(c.streams, f.Id)
+			}
+			c.mu.Unlock()
+			sc <- f
+			continue
+		}
 		ch := c.wait[f.Id]
 		delete(c.wait, f.Id)
 		c.mu.Unlock()

@@ -121,7 +121,7 @@ func (s *Service) ToolGet(ctx context.Context, r *v1.ToolGetRequest) (*v1.ToolGe
 		return nil, err
 	}
 	c, err := l.Get(ctx, r.Id)
-	if errors.Is(err, toolcalls.ErrNotFound) {
+	if notFoundCall(err) {
 		return &v1.ToolGetResponse{}, nil
 	}
 	if err != nil {
@@ -130,11 +130,12 @@ func (s *Service) ToolGet(ctx context.Context, r *v1.ToolGetRequest) (*v1.ToolGe
 	return &v1.ToolGetResponse{Found: true, Call: callProto(c)}, nil
 }
 
-func (s *Service) ToolList(ctx context.Context, r *v1.ToolListRequest) (*v1.ToolListResponse, error) {
-	l, err := toolsFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
+// notFoundCall is whether err says there is no such call: ToolGet then
+// answers found = false.
+func notFoundCall(err error) bool { return errors.Is(err, toolcalls.ErrNotFound) }
+
+// toolFilter is the log's filter of a ToolList request.
+func toolFilter(r *v1.ToolListRequest) toolcalls.Filter {
 	f := toolcalls.Filter{Name: r.Name, Limit: int(r.Limit), Ascending: r.Ascending}
 	for name, st := range statusNames {
 		if st == r.Status {
@@ -147,7 +148,15 @@ func (s *Service) ToolList(ctx context.Context, r *v1.ToolListRequest) (*v1.Tool
 	if r.Until != 0 {
 		f.Until = time.Unix(r.Until, 0)
 	}
-	calls, err := l.List(ctx, f)
+	return f
+}
+
+func (s *Service) ToolList(ctx context.Context, r *v1.ToolListRequest) (*v1.ToolListResponse, error) {
+	l, err := toolsFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	calls, err := l.List(ctx, toolFilter(r))
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func nameless(t *testing.T, a *core.Agent) int64 {
 
 func wantOldRedirect(t *testing.T, a *core.Agent, what string) {
 	t.Helper()
-	got, err := a.FS.ReadFile("/f")
+	got, err := a.FS.ReadFile(ctx, "/f")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestAttack_Atomic_RedirectStoppedByLimitKeepsOld(t *testing.T) {
 	lim := sandbox.Normal
 	lim.MaxFSWriteBytes = 12 << 20 // past the first staged batches
 	a, sb := newSandbox(t, sandbox.Options{Limits: lim})
-	if err := a.FS.WriteFile("/f", oldRedirect, vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/f", oldRedirect, vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := sb.Exec(ctx, "seq 1 100000000 > /f", sandbox.ExecOptions{})
@@ -71,7 +71,7 @@ func TestAttack_Atomic_RedirectStoppedByLimitKeepsOld(t *testing.T) {
 // cancels it while it writes "> /f" leaves /f as it was.
 func TestAttack_Atomic_RedirectCancelledKeepsOld(t *testing.T) {
 	a, sb := newSandbox(t, sandbox.Options{})
-	if err := a.FS.WriteFile("/f", oldRedirect, vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/f", oldRedirect, vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
@@ -103,7 +103,7 @@ func TestAttack_Atomic_RedirectCancelledKeepsOld(t *testing.T) {
 // file, and "exec > f" is committed at the end of the script.
 func TestAtomic_RedirectWrites(t *testing.T) {
 	a, sb := newSandbox(t, sandbox.Options{})
-	if err := a.FS.WriteFile("/f", oldRedirect, vfs.WriteOptions{Perm: 0o600}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/f", oldRedirect, vfs.WriteOptions{Perm: 0o600}); err != nil {
 		t.Fatal(err)
 	}
 	res := run(t, sb, "seq 1 2000000 > /f; echo ok; exec > /g; echo one; echo two")
@@ -115,14 +115,14 @@ func TestAtomic_RedirectWrites(t *testing.T) {
 		want.WriteString(strconv.Itoa(i))
 		want.WriteByte('\n')
 	}
-	got, err := a.FS.ReadFile("/f")
+	got, err := a.FS.ReadFile(ctx, "/f")
 	if err != nil || string(got) != want.String() {
 		t.Errorf("/f: %d bytes, %v; want %d bytes of seq", len(got), err, want.Len())
 	}
-	if st, _ := a.FS.Stat("/f"); st.Perm() != 0o600 {
+	if st, _ := a.FS.Stat(ctx, "/f"); st.Perm() != 0o600 {
 		t.Errorf("/f mode %o after the redirection, want 0600 kept", st.Perm())
 	}
-	if g, err := a.FS.ReadFile("/g"); err != nil || string(g) != "one\ntwo\n" {
+	if g, err := a.FS.ReadFile(ctx, "/g"); err != nil || string(g) != "one\ntwo\n" {
 		t.Errorf("/g = %q, %v", g, err)
 	}
 	if n := nameless(t, a); n != 0 {

@@ -58,23 +58,23 @@ func TestAttack_Zip_Slip(t *testing.T) {
 		{"link then member of its name", zipOf(t, zipEntry{name: "f", data: "/data/a.txt", link: true}, zipEntry{name: "f", data: "pwned"}), "f", "->/data/a.txt"},
 	}
 	for _, c := range cases {
-		if err := a.FS.WriteFile("/data/in.zip", c.archive, vfs.WriteOptions{}); err != nil {
+		if err := a.FS.WriteFile(ctx, "/data/in.zip", c.archive, vfs.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		res := run(t, sb, "rm -rf /data/out && mkdir /data/out && unzip -o -q in.zip -d out")
 		if strings.Contains(res.Stderr, "internal error") {
 			t.Fatalf("%s: %s", c.name, res.Stderr)
 		}
-		if data, _ := a.FS.ReadFile("/data/a.txt"); string(data) != "apple\nbanana\ncherry\napple\n" {
+		if data, _ := a.FS.ReadFile(ctx, "/data/a.txt"); string(data) != "apple\nbanana\ncherry\napple\n" {
 			t.Errorf("%s: /data/a.txt became %q", c.name, data)
 		}
-		if _, err := a.FS.Lstat("/data/planted.txt"); err == nil {
+		if _, err := a.FS.Lstat(ctx, "/data/planted.txt"); err == nil {
 			t.Errorf("%s: /data/planted.txt was created", c.name)
 		}
 		got := ""
-		if target, err := a.FS.Readlink("/data/out/" + c.check); err == nil {
+		if target, err := a.FS.Readlink(ctx, "/data/out/"+c.check); err == nil {
 			got = "->" + target
-		} else if data, err := a.FS.ReadFile("/data/out/" + c.check); err == nil {
+		} else if data, err := a.FS.ReadFile(ctx, "/data/out/"+c.check); err == nil {
 			got = string(data)
 		}
 		if got != c.want {
@@ -108,10 +108,10 @@ func TestAttack_Zip_Bomb(t *testing.T) {
 	lim := sandbox.Hardened
 	lim.MaxFSWriteBytes, lim.MaxStreamBytes, lim.WallTime = 4<<20, 4<<20, 10*time.Minute
 	a, sb := newSandbox(t, sandbox.Options{Limits: lim})
-	if err := a.FS.WriteFile("/data/bomb.zip", z.Bytes(), vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/data/bomb.zip", z.Bytes(), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.FS.WriteFile("/data/bomb.xz", x.Bytes(), vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/data/bomb.xz", x.Bytes(), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, script := range []string{"unzip -q bomb.zip -d o", "unxz bomb.xz"} {

@@ -42,14 +42,14 @@ func TestAttack_Parse_SedWriteThroughSandbox(t *testing.T) {
 	if res.ExitCode != 0 || res.Stdout != "x\nY\n" {
 		t.Errorf("w into the agent fs: exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
 	}
-	if data, err := a.FS.ReadFile("/data/sub/w.txt"); err != nil || string(data) != "x\nY\n" {
+	if data, err := a.FS.ReadFile(ctx, "/data/sub/w.txt"); err != nil || string(data) != "x\nY\n" {
 		t.Errorf("agent file: %q, %v", data, err)
 	}
 	res = run(t, sb, `echo x | sed 'w /data/denied.txt'`)
 	if res.ExitCode != 4 || res.Stdout != "" || !strings.Contains(res.Stderr, "couldn't open file /data/denied.txt: Permission denied") {
 		t.Errorf("w outside the writable paths: exit %d stdout %q stderr %q", res.ExitCode, res.Stdout, res.Stderr)
 	}
-	if _, err := a.FS.Stat("/data/denied.txt"); err == nil {
+	if _, err := a.FS.Stat(ctx, "/data/denied.txt"); err == nil {
 		t.Error("w created a file outside the writable paths")
 	}
 	res = run(t, sb, `echo x | sed 'w /dev/stderr'`)
@@ -97,23 +97,23 @@ func TestAttack_Parse_TarLinkPlanting(t *testing.T) {
 		{"hard link then member of its name", tarOf(t, [4]string{"a.txt", reg, "", "inside"}, [4]string{"h", hard, "a.txt", ""}, [4]string{"h", reg, "", "new"}), "a.txt", "inside"},
 	}
 	for _, c := range cases {
-		if err := a.FS.WriteFile("/data/in.tar", c.archive, vfs.WriteOptions{}); err != nil {
+		if err := a.FS.WriteFile(ctx, "/data/in.tar", c.archive, vfs.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		res := run(t, sb, "rm -rf /data/out && mkdir /data/out && tar -xf in.tar -C out")
 		if strings.Contains(res.Stderr, "internal error") {
 			t.Fatalf("%s: %s", c.name, res.Stderr)
 		}
-		if data, _ := a.FS.ReadFile("/data/a.txt"); string(data) != "apple\nbanana\ncherry\napple\n" {
+		if data, _ := a.FS.ReadFile(ctx, "/data/a.txt"); string(data) != "apple\nbanana\ncherry\napple\n" {
 			t.Errorf("%s: /data/a.txt became %q", c.name, data)
 		}
-		if _, err := a.FS.Lstat("/data/planted.txt"); err == nil {
+		if _, err := a.FS.Lstat(ctx, "/data/planted.txt"); err == nil {
 			t.Errorf("%s: /data/planted.txt was created", c.name)
 		}
 		got := ""
-		if target, err := a.FS.Readlink("/data/out/" + c.check); err == nil {
+		if target, err := a.FS.Readlink(ctx, "/data/out/"+c.check); err == nil {
 			got = "->" + target
-		} else if data, err := a.FS.ReadFile("/data/out/" + c.check); err == nil {
+		} else if data, err := a.FS.ReadFile(ctx, "/data/out/"+c.check); err == nil {
 			got = string(data)
 		}
 		if got != c.want {
@@ -189,11 +189,11 @@ func TestAttack_Parse_PatchDangerousNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if data, _ := a.FS.ReadFile("/data/a.txt"); string(data) != "apple\nbanana\ncherry\napple\n" {
+			if data, _ := a.FS.ReadFile(ctx, "/data/a.txt"); string(data) != "apple\nbanana\ncherry\napple\n" {
 				t.Fatalf("patch %s %q changed /data/a.txt to %q", strip, p, data)
 			}
 			for _, f := range []string{"/data/new.txt", "/data/a.txt.orig", "/data/a.txt.rej", "/data/sub/a.txt"} {
-				if _, err := a.FS.Lstat(f); err == nil {
+				if _, err := a.FS.Lstat(ctx, f); err == nil {
 					t.Fatalf("patch %s %q created %s", strip, p, f)
 				}
 			}
@@ -206,7 +206,7 @@ func TestAttack_Parse_PatchDangerousNames(t *testing.T) {
 	}
 	// Named on the command line, the same file is patched.
 	res, _ := sb.Exec(ctx, "patch /data/a.txt", sandbox.ExecOptions{Dir: "/data/sub", Stdin: strings.NewReader("--- /x\n+++ /x\n@@ -1 +1 @@\n-apple\n+APPLE\n")})
-	if data, _ := a.FS.ReadFile("/data/a.txt"); res.ExitCode != 0 || !strings.HasPrefix(string(data), "APPLE\n") {
+	if data, _ := a.FS.ReadFile(ctx, "/data/a.txt"); res.ExitCode != 0 || !strings.HasPrefix(string(data), "APPLE\n") {
 		t.Errorf("explicit file: exit %d stderr %q content %q", res.ExitCode, res.Stderr, data)
 	}
 }
@@ -228,7 +228,7 @@ func TestAttack_Parse_TarGzipBomb(t *testing.T) {
 	tw.Close()
 	zw.Close()
 	a, sb := newSandbox(t, sandbox.Options{Limits: sandbox.Hardened})
-	if err := a.FS.WriteFile("/data/bomb.tgz", z.Bytes(), vfs.WriteOptions{}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/data/bomb.tgz", z.Bytes(), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	res := run(t, sb, "mkdir o && tar -xzf bomb.tgz -C o")

@@ -90,12 +90,6 @@ func compileBindings(list []Binding, reg *commands.Registry) (map[string]*bindin
 	}
 	out := map[string]*binding{}
 	for _, b := range list {
-		if !bindingName.MatchString(b.Name) {
-			return nil, fmt.Errorf("sandbox: binding name %q is not a valid command name", b.Name)
-		}
-		if interp.IsBuiltin(b.Name) || syntax.IsKeyword(b.Name) || isShell(b.Name) || strings.HasPrefix(b.Name, "agentfs") {
-			return nil, fmt.Errorf("sandbox: binding name %q is reserved by the shell", b.Name)
-		}
 		if out[b.Name] != nil {
 			return nil, fmt.Errorf("sandbox: binding %q registered twice", b.Name)
 		}
@@ -103,13 +97,8 @@ func compileBindings(list []Binding, reg *commands.Registry) (map[string]*bindin
 			return nil, fmt.Errorf("sandbox: binding %q has no Func", b.Name)
 		}
 		cb := &binding{Binding: b}
-		if len(bytes.TrimSpace(b.Schema)) > 0 {
-			if err := json.Unmarshal(b.Schema, &cb.schema); err != nil {
-				return nil, fmt.Errorf("sandbox: binding %q: schema: %w", b.Name, err)
-			}
-			if t, ok := cb.schema.Type.(string); ok && t != "object" {
-				return nil, fmt.Errorf("sandbox: binding %q: schema type must be object, not %q", b.Name, t)
-			}
+		if err := checkBinding(b.Name, b.Schema, &cb.schema); err != nil {
+			return nil, err
 		}
 		for k := range cb.schema.Properties {
 			cb.names = append(cb.names, k)
@@ -118,6 +107,31 @@ func compileBindings(list []Binding, reg *commands.Registry) (map[string]*bindin
 		out[b.Name] = cb
 	}
 	return out, nil
+}
+
+// CheckBinding reports what Options.Bindings would refuse in a binding
+// of this name and schema (for an audit that registers none).
+func CheckBinding(name string, schema json.RawMessage) error {
+	var o objSchema
+	return checkBinding(name, schema, &o)
+}
+
+func checkBinding(name string, schema json.RawMessage, into *objSchema) error {
+	if !bindingName.MatchString(name) {
+		return fmt.Errorf("sandbox: binding name %q is not a valid command name", name)
+	}
+	if interp.IsBuiltin(name) || syntax.IsKeyword(name) || isShell(name) || strings.HasPrefix(name, "agentfs") {
+		return fmt.Errorf("sandbox: binding name %q is reserved by the shell", name)
+	}
+	if len(bytes.TrimSpace(schema)) > 0 {
+		if err := json.Unmarshal(schema, into); err != nil {
+			return fmt.Errorf("sandbox: binding %q: schema: %w", name, err)
+		}
+		if t, ok := into.Type.(string); ok && t != "object" {
+			return fmt.Errorf("sandbox: binding %q: schema type must be object, not %q", name, t)
+		}
+	}
+	return nil
 }
 
 // kebab turns a property name into its flag: some_flag, someFlag -> some-flag.

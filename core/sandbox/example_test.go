@@ -19,7 +19,7 @@ func ExampleSandbox_Exec() {
 		panic(err)
 	}
 	defer a.Close()
-	a.FS.WriteFile("/src/main.go", []byte("package main\n// TODO: tests\n"), vfs.WriteOptions{CreateParents: true})
+	a.FS.WriteFile(ctx, "/src/main.go", []byte("package main\n// TODO: tests\n"), vfs.WriteOptions{CreateParents: true})
 
 	sb, _ := sandbox.New(a, sandbox.Options{Limits: sandbox.Hardened})
 	res, _ := sb.Exec(context.Background(), "grep -rn TODO /src | cut -d: -f1,2; cat /etc/passwd", sandbox.ExecOptions{})

@@ -116,7 +116,7 @@ var fixture = []fixtureFile{
 
 func writeFixtureVFS(t testing.TB, f *vfs.FS, root string) {
 	t.Helper()
-	if err := f.MkdirAll(root, 0o755); err != nil {
+	if err := f.MkdirAll(ctx, root, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, x := range fixture {
@@ -124,17 +124,17 @@ func writeFixtureVFS(t testing.TB, f *vfs.FS, root string) {
 		var err error
 		switch {
 		case x.dir:
-			err = f.Mkdir(p, 0o755)
+			err = f.Mkdir(ctx, p, 0o755)
 		case x.link != "":
-			err = f.Symlink(x.link, p)
+			err = f.Symlink(ctx, x.link, p)
 		default:
 			mode := x.mode
 			if mode == 0 {
 				mode = 0o644
 			}
-			err = f.WriteFile(p, []byte(x.content), vfs.WriteOptions{Perm: uint32(mode)})
+			err = f.WriteFile(ctx, p, []byte(x.content), vfs.WriteOptions{Perm: uint32(mode)})
 			if err == nil {
-				err = f.Chmod(p, uint32(mode))
+				err = f.Chmod(ctx, p, uint32(mode))
 			}
 		}
 		if err != nil {
@@ -144,12 +144,12 @@ func writeFixtureVFS(t testing.TB, f *vfs.FS, root string) {
 	// Times last, directories after their contents.
 	for i := len(fixture) - 1; i >= 0; i-- {
 		tm := fixedTime
-		if err := f.Utimens(root+"/"+fixture[i].path, &tm, &tm, false); err != nil {
+		if err := f.Utimens(ctx, root+"/"+fixture[i].path, &tm, &tm, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tm := fixedTime
-	f.Utimens(root, &tm, &tm, false)
+	f.Utimens(ctx, root, &tm, &tm, false)
 }
 
 func writeFixtureHost(t testing.TB, root string) {
@@ -196,7 +196,7 @@ func writeFixtureHost(t testing.TB, root string) {
 func treeVFS(t testing.TB, f *vfs.FS, root string) string {
 	t.Helper()
 	var lines []string
-	err := f.Walk(root, func(p string, st vfs.Stat) error {
+	err := f.Walk(ctx, root, func(p string, st vfs.Stat) error {
 		rel := strings.TrimPrefix(p, root)
 		if rel == "" {
 			return nil
@@ -205,10 +205,10 @@ func treeVFS(t testing.TB, f *vfs.FS, root string) string {
 		case st.IsDir():
 			lines = append(lines, "d "+rel)
 		case st.IsSymlink():
-			target, _ := f.Readlink(p)
+			target, _ := f.Readlink(ctx, p)
 			lines = append(lines, "l "+rel+" -> "+target)
 		default:
-			data, _ := f.ReadFile(p)
+			data, _ := f.ReadFile(ctx, p)
 			lines = append(lines, "f "+rel+" "+modeBits(st.Perm())+" "+strings.ReplaceAll(string(data), "\n", `\n`))
 		}
 		return nil

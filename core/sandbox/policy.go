@@ -2,13 +2,16 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/agentfs-go/agentfs/core/internal/hostfs"
 	"github.com/agentfs-go/agentfs/core/sandbox/commands"
@@ -52,6 +55,12 @@ type Policy struct {
 	// and link-local addresses are refused, after DNS resolution, unless
 	// the rule has AllowPrivate.
 	Net []NetRule
+	// DefaultDeny makes Readable, Writable and Allow allow-lists even
+	// when nil: nothing is readable, writable or runnable unless listed.
+	// The shell's builtins (echo, cd, test...) still run unless denied:
+	// they reach no file but through redirections, which the path rules
+	// guard. The network is closed unless Net opens it, in every mode.
+	DefaultDeny bool
 }
 
 // NetRule allows requests under a URL prefix; see commands.NetRule.
@@ -74,7 +83,174 @@ func (p *Policy) withDefaults() Policy {
 	if q.Umask == 0 && !q.NoUmask {
 		q.Umask = 0o022
 	}
+	if q.DefaultDeny {
+		// Nil means "everything" below: make each list an explicit one.
+		for _, l := range []*[]string{&q.Readable, &q.Writable, &q.Allow} {
+			if *l == nil {
+				*l = []string{}
+			}
+		}
+	}
+	q.Readable, q.Writable = cleanPrefixes(q.Readable), cleanPrefixes(q.Writable)
 	return q
+}
+
+// Effective returns the policy as a script runs under it: every default
+// filled in, path prefixes cleaned, Env with the variables the shell
+// adds (HOME, PATH, USER, LOGNAME, SHELL). It is what an operator audits
+// (agentfs sh --print-policy, the SDKs' policy()).
+func (p *Policy) Effective() Policy {
+	q := p.withDefaults()
+	q.Env = defaultEnv(q)
+	return q
+}
+
+// defaultEnv is the environment of a script under q (defaults filled).
+func defaultEnv(q Policy) map[string]string {
+	env := map[string]string{
+		"HOME": q.Home, "PATH": "/usr/local/bin:/usr/bin:/bin", "USER": q.User, "LOGNAME": q.User, "SHELL": "/bin/sh",
+	}
+	for k, v := range q.Env {
+		env[k] = v
+	}
+	return env
+}
+
+// Bounds of a policy: past them Validate refuses it, so that a hostile
+// policy cannot make every path check or every command lookup costly.
+const (
+	MaxPolicyEntries = 1024      // entries of each list (paths, commands, env, net rules, headers)
+	maxPolicyPath    = 4096      // bytes of a path prefix (PATH_MAX)
+	maxPolicyName    = 255       // bytes of a command name (NAME_MAX)
+	maxPolicyValue   = 128 << 10 // bytes of an env or header value (MAX_ARG_STRLEN)
+)
+
+// PolicyError is a policy refused by Validate: it is EINVAL, and says
+// which entry and why.
+type PolicyError struct {
+	Field string // "readable[2]", "env", "net[0].headers"
+	Value string // the offending value, shortened
+	Msg   string
+}
+
+func (e *PolicyError) Error() string {
+	if e.Value != "" {
+		return fmt.Sprintf("invalid sandbox policy: %s %q: %s", e.Field, e.Value, e.Msg)
+	}
+	return fmt.Sprintf("invalid sandbox policy: %s: %s", e.Field, e.Msg)
+}
+
+// Unwrap makes the error EINVAL for errors.Is and vfs.Errno.
+func (e *PolicyError) Unwrap() error { return syscall.EINVAL }
+
+func policyErr(field string, i int, value, msg string) error {
+	if i >= 0 {
+		field = fmt.Sprintf("%s[%d]", field, i)
+	}
+	if len(value) > 64 {
+		value = value[:64] + "..."
+	}
+	return &PolicyError{Field: field, Value: value, Msg: msg}
+}
+
+var (
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	methodName = regexp.MustCompile(`^[A-Z]+$`)
+	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// Validate refuses, with a *PolicyError (EINVAL), a policy that does not
+// say clearly what it allows: a path prefix that is relative, holds ".."
+// or a glob character (prefixes are literal), a command name with a
+// slash or a space, an environment variable name that is not one, a
+// network rule that is not an http(s) URL prefix, a header that would
+// split the request, or lists past MaxPolicyEntries. Nothing runs under a
+// policy Validate refuses.
+func (p *Policy) Validate() error {
+	for _, l := range []struct {
+		field string
+		list  []string
+	}{{"readable", p.Readable}, {"writable", p.Writable}} {
+		if len(l.list) > MaxPolicyEntries {
+			return policyErr(l.field, -1, "", fmt.Sprintf("%d entries, more than %d", len(l.list), MaxPolicyEntries))
+		}
+		for i, pre := range l.list {
+			if err := checkPrefix(pre); err != "" {
+				return policyErr(l.field, i, pre, err)
+			}
+		}
+	}
+	for _, l := range []struct {
+		field string
+		list  []string
+	}{{"allow", p.Allow}, {"deny", p.Deny}} {
+		if len(l.list) > MaxPolicyEntries {
+			return policyErr(l.field, -1, "", fmt.Sprintf("%d entries, more than %d", len(l.list), MaxPolicyEntries))
+		}
+		for i, c := range l.list {
+			if c == "" || len(c) > maxPolicyName || strings.ContainsAny(c, "/*?\x00") || strings.IndexFunc(c, unicode.IsSpace) >= 0 {
+				return policyErr(l.field, i, c, "not a command name (a name such as grep, no path, space or glob)")
+			}
+		}
+	}
+	if len(p.Env) > MaxPolicyEntries {
+		return policyErr("env", -1, "", fmt.Sprintf("%d variables, more than %d", len(p.Env), MaxPolicyEntries))
+	}
+	for k, v := range p.Env {
+		if !envName.MatchString(k) {
+			return policyErr("env", -1, k, "not a variable name (letters, digits and _, not starting with a digit)")
+		}
+		if len(v) > maxPolicyValue || strings.IndexByte(v, 0) >= 0 {
+			return policyErr("env."+k, -1, "", fmt.Sprintf("the value has a NUL byte or is longer than %d bytes", maxPolicyValue))
+		}
+	}
+	if len(p.Net) > MaxPolicyEntries {
+		return policyErr("net", -1, "", fmt.Sprintf("%d rules, more than %d", len(p.Net), MaxPolicyEntries))
+	}
+	for i, r := range p.Net {
+		if err := checkNetRule(r); err != nil {
+			return policyErr("net", i, r.Prefix, "must be an http:// or https:// URL prefix with a host, without user info, query or fragment")
+		}
+		for _, m := range r.Methods {
+			if !methodName.MatchString(m) {
+				return policyErr(fmt.Sprintf("net[%d].methods", i), -1, m, "not an HTTP method (GET, POST...)")
+			}
+		}
+		if len(r.Headers) > MaxPolicyEntries {
+			return policyErr(fmt.Sprintf("net[%d].headers", i), -1, "", fmt.Sprintf("more than %d headers", MaxPolicyEntries))
+		}
+		for k, v := range r.Headers {
+			if !headerName.MatchString(k) {
+				return policyErr(fmt.Sprintf("net[%d].headers", i), -1, k, "not a header name")
+			}
+			if len(v) > maxPolicyValue || strings.ContainsAny(v, "\r\n\x00") {
+				return policyErr(fmt.Sprintf("net[%d].headers.%s", i, k), -1, "", "the value has CR, LF or NUL, or is too long")
+			}
+		}
+	}
+	return nil
+}
+
+// checkPrefix says what is wrong with a path prefix ("" when nothing).
+func checkPrefix(p string) string {
+	switch {
+	case p == "":
+		return "empty path"
+	case len(p) > maxPolicyPath:
+		return fmt.Sprintf("longer than %d bytes", maxPolicyPath)
+	case !strings.HasPrefix(p, "/"):
+		return "not an absolute path (prefixes start with /)"
+	case strings.IndexByte(p, 0) >= 0:
+		return "has a NUL byte"
+	case strings.ContainsAny(p, "*?[{"):
+		return "has a glob character: a rule is a literal path prefix (/work allows /work and below)"
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == ".." {
+			return `has a ".." component`
+		}
+	}
+	return ""
 }
 
 func cleanPrefixes(list []string) []string {
@@ -100,6 +276,9 @@ func under(p string, prefixes []string) bool {
 // guardFS is the filesystem the shell and the utilities see: the agent
 // filesystem behind the policy's path rules and the write budget.
 type guardFS struct {
+	// ctx is the Exec's context: a cancelled or timed-out run stops at
+	// its next filesystem operation.
+	ctx      context.Context
 	fs       *vfs.FS
 	readable []string // nil: everything
 	writable []string // nil: everything
@@ -132,7 +311,7 @@ func (g *guardFS) resolved(p string, followLast bool) string {
 		if len(comps) == 0 && !followLast {
 			return next
 		}
-		st, err := g.fs.Lstat(next)
+		st, err := g.fs.Lstat(g.ctx, next)
 		if err != nil || !st.IsSymlink() {
 			cur = next
 			continue
@@ -140,7 +319,7 @@ func (g *guardFS) resolved(p string, followLast bool) string {
 		if hops++; hops > vfs.SymlinkMax {
 			return next
 		}
-		target, err := g.fs.Readlink(next)
+		target, err := g.fs.Readlink(g.ctx, next)
 		if err != nil {
 			return next
 		}
@@ -195,7 +374,7 @@ func (g *guardFS) Stat(p string) (vfs.Stat, error) {
 	if err := g.read("stat", p, true); err != nil {
 		return vfs.Stat{}, err
 	}
-	return g.fs.Stat(p)
+	return g.fs.Stat(g.ctx, p)
 }
 
 func (g *guardFS) Lstat(p string) (vfs.Stat, error) {
@@ -205,7 +384,7 @@ func (g *guardFS) Lstat(p string) (vfs.Stat, error) {
 	if err := g.read("lstat", p, false); err != nil {
 		return vfs.Stat{}, err
 	}
-	return g.fs.Lstat(p)
+	return g.fs.Lstat(g.ctx, p)
 }
 
 func (g *guardFS) ReadFile(p string) ([]byte, error) {
@@ -215,7 +394,7 @@ func (g *guardFS) ReadFile(p string) ([]byte, error) {
 	if err := g.read("open", p, true); err != nil {
 		return nil, err
 	}
-	return g.fs.ReadFile(p)
+	return g.fs.ReadFile(g.ctx, p)
 }
 
 func (g *guardFS) WriteFile(p string, data []byte, opts vfs.WriteOptions) error {
@@ -229,7 +408,7 @@ func (g *guardFS) WriteFile(p string, data []byte, opts vfs.WriteOptions) error 
 		opts.Perm = 0o666
 	}
 	opts.Perm &^= g.umask
-	return g.fs.WriteFile(p, data, opts)
+	return g.fs.WriteFile(g.ctx, p, data, opts)
 }
 
 func (g *guardFS) Open(p string, flags int, perm uint32) (commands.File, error) {
@@ -246,7 +425,7 @@ func (g *guardFS) Open(p string, flags int, perm uint32) (commands.File, error) 
 	if err != nil {
 		return nil, err
 	}
-	f, err := g.fs.Open(p, flags, perm&^g.umask)
+	f, err := g.fs.Open(g.ctx, p, flags, perm&^g.umask)
 	if err != nil {
 		return nil, err
 	}
@@ -257,42 +436,42 @@ func (g *guardFS) ReaddirPlus(p string) ([]vfs.DirEntry, error) {
 	if err := g.read("readdir", p, true); err != nil {
 		return nil, err
 	}
-	return g.fs.ReaddirPlus(p)
+	return g.fs.ReaddirPlus(g.ctx, p)
 }
 
 func (g *guardFS) Mkdir(p string, perm uint32) error {
 	if err := g.write("mkdir", p, false); err != nil {
 		return err
 	}
-	return g.fs.Mkdir(p, perm&^g.umask)
+	return g.fs.Mkdir(g.ctx, p, perm&^g.umask)
 }
 
 func (g *guardFS) MkdirAll(p string, perm uint32) error {
 	if err := g.write("mkdir", p, false); err != nil {
 		return err
 	}
-	return g.fs.MkdirAll(p, perm&^g.umask)
+	return g.fs.MkdirAll(g.ctx, p, perm&^g.umask)
 }
 
 func (g *guardFS) Unlink(p string) error {
 	if err := g.write("unlink", p, false); err != nil {
 		return err
 	}
-	return g.fs.Unlink(p)
+	return g.fs.Unlink(g.ctx, p)
 }
 
 func (g *guardFS) Rmdir(p string) error {
 	if err := g.write("rmdir", p, false); err != nil {
 		return err
 	}
-	return g.fs.Rmdir(p)
+	return g.fs.Rmdir(g.ctx, p)
 }
 
 func (g *guardFS) RemoveAll(p string) error {
 	if err := g.write("remove", p, false); err != nil {
 		return err
 	}
-	return g.fs.RemoveAll(p)
+	return g.fs.RemoveAll(g.ctx, p)
 }
 
 func (g *guardFS) Rename(oldp, newp string) error {
@@ -302,7 +481,7 @@ func (g *guardFS) Rename(oldp, newp string) error {
 	if err := g.write("rename", newp, false); err != nil {
 		return err
 	}
-	return g.fs.Rename(oldp, newp)
+	return g.fs.Rename(g.ctx, oldp, newp)
 }
 
 func (g *guardFS) Link(oldp, newp string) error {
@@ -312,54 +491,54 @@ func (g *guardFS) Link(oldp, newp string) error {
 	if err := g.write("link", newp, false); err != nil {
 		return err
 	}
-	return g.fs.Link(oldp, newp)
+	return g.fs.Link(g.ctx, oldp, newp)
 }
 
 func (g *guardFS) Symlink(target, linkp string) error {
 	if err := g.write("symlink", linkp, false); err != nil {
 		return err
 	}
-	return g.fs.Symlink(target, linkp)
+	return g.fs.Symlink(g.ctx, target, linkp)
 }
 
 func (g *guardFS) Readlink(p string) (string, error) {
 	if err := g.read("readlink", p, false); err != nil {
 		return "", err
 	}
-	return g.fs.Readlink(p)
+	return g.fs.Readlink(g.ctx, p)
 }
 
 func (g *guardFS) Chmod(p string, perm uint32) error {
 	if err := g.write("chmod", p, true); err != nil {
 		return err
 	}
-	return g.fs.Chmod(p, perm)
+	return g.fs.Chmod(g.ctx, p, perm)
 }
 
 func (g *guardFS) Chown(p string, uid, gid int64, follow bool) error {
 	if err := g.write("chown", p, follow); err != nil {
 		return err
 	}
-	return g.fs.Chown(p, uid, gid, follow)
+	return g.fs.Chown(g.ctx, p, uid, gid, follow)
 }
 
 func (g *guardFS) Utimens(p string, atime, mtime *time.Time, follow bool) error {
 	if err := g.write("utimens", p, follow); err != nil {
 		return err
 	}
-	return g.fs.Utimens(p, atime, mtime, follow)
+	return g.fs.Utimens(g.ctx, p, atime, mtime, follow)
 }
 
 func (g *guardFS) Truncate(p string, size int64) error {
 	if err := g.write("truncate", p, true); err != nil {
 		return err
 	}
-	if st, err := g.fs.Stat(p); err == nil && size > st.Size {
+	if st, err := g.fs.Stat(g.ctx, p); err == nil && size > st.Size {
 		if err := g.b.addFSWrite(size - st.Size); err != nil {
 			return &fs.PathError{Op: "truncate", Path: p, Err: syscall.EFBIG}
 		}
 	}
-	return g.fs.Truncate(p, size)
+	return g.fs.Truncate(g.ctx, p, size)
 }
 
 func (g *guardFS) CopyFile(src, dst string) error {
@@ -369,20 +548,20 @@ func (g *guardFS) CopyFile(src, dst string) error {
 	if err := g.write("open", dst, true); err != nil {
 		return err
 	}
-	st, err := g.fs.Stat(src)
+	st, err := g.fs.Stat(g.ctx, src)
 	if err != nil {
 		return err
 	}
 	if err := g.b.addFSWrite(st.Size); err != nil {
 		return &fs.PathError{Op: "write", Path: dst, Err: syscall.EFBIG}
 	}
-	_, existed := g.fs.Stat(dst)
-	if err := g.fs.CopyFile(src, dst); err != nil {
+	_, existed := g.fs.Stat(g.ctx, dst)
+	if err := g.fs.CopyFile(g.ctx, src, dst); err != nil {
 		return err
 	}
 	if existed != nil {
 		// A new file gets the source's mode less the umask, as cp does.
-		return g.fs.Chmod(dst, st.Perm()&^g.umask)
+		return g.fs.Chmod(g.ctx, dst, st.Perm()&^g.umask)
 	}
 	return nil
 }
@@ -404,7 +583,7 @@ func (f *guardFile) Write(p []byte) (int, error) {
 // Read of a directory is EISDIR, as read(2).
 func (f *guardFile) Read(p []byte) (int, error) { return f.File.Read(p) }
 
-func (g *guardFS) Statfs() (vfs.FSStat, error) { return g.fs.Statfs() }
+func (g *guardFS) Statfs() (vfs.FSStat, error) { return g.fs.Statfs(g.ctx) }
 
 // Redirections that replace a file ("cmd > f", "cmd &> f") write through
 // an atomic replacement (vfs.AtomicFile): the file keeps its old content
@@ -430,7 +609,7 @@ func (g *guardFS) createAtomic(ctx context.Context, p string, excl bool, perm ui
 	if err := g.write("open", p, true); err != nil {
 		return nil, true, err
 	}
-	a, err := g.fs.CreateAtomic(p, vfs.WriteOptions{Perm: perm &^ g.umask, Exclusive: excl})
+	a, err := g.fs.CreateAtomic(ctx, p, vfs.WriteOptions{Perm: perm &^ g.umask, Exclusive: excl})
 	if err != nil {
 		if vfs.Errno(err) == syscall.EINVAL {
 			return nil, false, nil
@@ -486,4 +665,16 @@ func (f *atomicRedirect) abort() {
 		f.done = true
 		f.a.Abort()
 	}
+}
+
+// CheckPath applies the policy's path rules to an operation made outside
+// a script (the agent tools' file tools): nil, or an EACCES
+// *fs.PathError, exactly as the shell's commands would be answered.
+// Symlinks are resolved as far as they exist.
+func (s *Sandbox) CheckPath(op, p string, write bool) error {
+	g := &guardFS{fs: s.fs, readable: cleanPrefixes(s.pol.Readable), writable: cleanPrefixes(s.pol.Writable)}
+	if write {
+		return g.write(op, p, true)
+	}
+	return g.read(op, p, true)
 }

@@ -31,7 +31,18 @@ type Procs struct {
 	procs  map[uint64]*Proc
 	shells map[uint64]*Shell
 	closed bool
+	// retired holds the last processes Stream reaped (at most
+	// maxRetired, oldest first in retiredIDs): their client learns of
+	// the exit from the stream after the table did, and may still write
+	// stdin (EPIPE), close it or kill the process (no-ops) by pid, as if
+	// it had not been reaped yet. List does not show them, and the
+	// engine's KillProcess treats them as reaped (ESRCH).
+	retired    map[uint64]*Proc
+	retiredIDs []uint64
 }
+
+// maxRetired bounds Procs.retired.
+const maxRetired = 64
 
 // ProcLimits bound a process table; zero fields take the defaults.
 type ProcLimits struct {
@@ -75,7 +86,7 @@ func NewProcs(lim ProcLimits) *Procs {
 	if lim.MaxStdin <= 0 {
 		lim.MaxStdin = d.MaxStdin
 	}
-	return &Procs{lim: lim, procs: map[uint64]*Proc{}, shells: map[uint64]*Shell{}}
+	return &Procs{lim: lim, procs: map[uint64]*Proc{}, shells: map[uint64]*Shell{}, retired: map[uint64]*Proc{}}
 }
 
 // Stream says where a Chunk of output came from.
@@ -418,6 +429,64 @@ func (p *Proc) Read(ctx context.Context, max int, wait time.Duration) (chunks []
 	return chunks, exit, nil
 }
 
+// Stream sends the process's output to send as the script writes it,
+// then returns its exit status and reaps it, as the Read that returns the
+// status would. The caller streaming a process owns it: when ctx ends or
+// send fails first (the client went away, its deadline passed), Stream
+// kills the process (SIGKILL), waits until the script has stopped, reaps
+// it and returns that exit with the error.
+func (p *Proc) Stream(ctx context.Context, send func([]Chunk) error) (Exit, error) {
+	for {
+		// The wait is only a bound on one round of the loop: Read returns
+		// as soon as output or the exit arrives.
+		cs, exit, err := p.Read(ctx, 0, time.Hour)
+		if err == nil && len(cs) > 0 {
+			err = send(cs)
+		}
+		if err != nil {
+			return p.Abandon(), err
+		}
+		if exit != nil {
+			p.t.retire(p)
+			return *exit, nil
+		}
+	}
+}
+
+// Retired reports whether id is a process Stream reaped (Get still
+// finds it for a while, see Procs.retired).
+func (t *Procs) Retired(id uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.retired[id] != nil && t.procs[id] == nil
+}
+
+// retire keeps a process Stream reaped reachable by Get for a while.
+func (t *Procs) retire(p *Proc) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	t.retired[p.ID] = p
+	t.retiredIDs = append(t.retiredIDs, p.ID)
+	if len(t.retiredIDs) > maxRetired {
+		delete(t.retired, t.retiredIDs[0])
+		t.retiredIDs = t.retiredIDs[1:]
+	}
+}
+
+// Abandon kills a process whose reader went away, waits for the script to
+// stop and drops it from the table.
+func (p *Proc) Abandon() Exit {
+	p.Kill(SIGKILL)
+	<-p.done
+	p.t.remove(p.ID)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exit
+}
+
 // Wait waits for the script to end and returns how; the output stays
 // readable. A script blocked on MaxUnread unread bytes ends only when
 // they are read, so a caller that wants only the status reads too.
@@ -465,6 +534,9 @@ func (t *Procs) Get(id uint64) (*Proc, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if p := t.procs[id]; p != nil {
+		return p, nil
+	}
+	if p := t.retired[id]; p != nil {
 		return p, nil
 	}
 	return nil, fmt.Errorf("sandbox: process %d: %w (never started, or ended and its exit status was read)", id, ErrNoProc)
@@ -567,6 +639,7 @@ func (t *Procs) Close() {
 	}
 	t.procs = map[uint64]*Proc{}
 	t.shells = map[uint64]*Shell{}
+	t.retired, t.retiredIDs = map[uint64]*Proc{}, nil
 	t.mu.Unlock()
 	for _, p := range ps {
 		p.Kill(SIGKILL)

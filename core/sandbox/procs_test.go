@@ -1,9 +1,11 @@
 package sandbox_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,9 +109,17 @@ func TestProcs_KillAndWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, _, _ := p.Read(ctx, 0, time.Minute)
-	if text(cs, sandbox.Stdout) != "started\n" {
-		t.Fatalf("first output %q", text(cs, sandbox.Stdout))
+	// echo may arrive in more than one chunk: read until its line is whole.
+	var first string
+	for !strings.HasSuffix(first, "\n") {
+		cs, exit, err := p.Read(ctx, 0, time.Minute)
+		if err != nil || exit != nil {
+			t.Fatalf("read = %v, exit %+v, after %q", err, exit, first)
+		}
+		first += text(cs, sandbox.Stdout)
+	}
+	if first != "started\n" {
+		t.Fatalf("first output %q", first)
 	}
 	if l := tab.List(); len(l) != 1 || !l[0].Running || l[0].ID != p.ID {
 		t.Errorf("List = %+v", l)
@@ -235,5 +245,83 @@ func TestProcs_ShellKeepsState(t *testing.T) {
 	}
 	if _, err := tab.Start(ctx, nil, `pwd`, sandbox.StartOptions{Shell: sh.ID}); !errors.Is(err, sandbox.ErrNoProc) {
 		t.Errorf("start in closed shell: %v", err)
+	}
+}
+
+// Stream hands output over as it is written (the first line arrives while
+// the script still waits on stdin), then the exit, and reaps.
+func TestProcs_StreamDeliversAsWritten(t *testing.T) {
+	_, sb := newSandbox(t, sandbox.Options{})
+	tab := sandbox.NewProcs(sandbox.ProcLimits{})
+	defer tab.Close()
+	p, err := tab.Start(ctx, sb, `echo first; read -r x; echo "then $x"; exit 5`, sandbox.StartOptions{KeepStdinOpen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	exit, err := p.Stream(ctx, func(cs []sandbox.Chunk) error {
+		got = append(got, text(cs, sandbox.Stdout))
+		if len(got) == 1 {
+			// Only now does the script get its line: the first chunk
+			// came before the script could end.
+			return p.Write(ctx, []byte("go\n"))
+		}
+		return nil
+	})
+	if err != nil || exit.Code != 5 || strings.Join(got, "") != "first\nthen go\n" || got[0] != "first\n" {
+		t.Fatalf("stream: %q exit %+v err %v", got, exit, err)
+	}
+	if l := tab.List(); len(l) != 0 {
+		t.Errorf("not reaped: %v", l)
+	}
+	// Its client learns of the end from the stream, after the table did:
+	// stdin and kill by pid still answer as for an ended process.
+	if q, err := tab.Get(p.ID); err != nil {
+		t.Errorf("a process reaped by Stream is gone at once: %v", err)
+	} else if err := q.Write(ctx, []byte("late\n")); !errors.Is(err, syscall.EPIPE) {
+		t.Errorf("write to the ended process: %v, want EPIPE", err)
+	}
+}
+
+// A streaming reader that goes away (its context ends, or sending fails)
+// takes the process with it: an endless loop is killed, the entry records
+// SIGKILL, and the table forgets it.
+func TestProcs_StreamCancelKills(t *testing.T) {
+	_, sb := newSandbox(t, sandbox.Options{})
+	tab := sandbox.NewProcs(sandbox.ProcLimits{})
+	defer tab.Close()
+	for _, how := range []string{"context", "send"} {
+		p, err := tab.Start(ctx, sb, `while :; do echo tick; done`, sandbox.StartOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		gone := errors.New("client gone")
+		exit, err := p.Stream(sctx, func([]sandbox.Chunk) error {
+			if how == "send" {
+				return gone
+			}
+			cancel()
+			return nil
+		})
+		cancel()
+		want := error(context.Canceled)
+		if how == "send" {
+			want = gone
+		}
+		if !errors.Is(err, want) || exit.Signal != sandbox.SIGKILL || exit.Code != 128+sandbox.SIGKILL {
+			t.Errorf("%s: exit %+v err %v", how, exit, err)
+		}
+		if info := p.Info(); info.Running || info.Exit.Signal != sandbox.SIGKILL {
+			t.Errorf("%s: entry after the kill: %+v", how, info)
+		}
+		select {
+		case <-p.Done():
+		default:
+			t.Errorf("%s: the script is still running", how)
+		}
+		if _, err := tab.Get(p.ID); !errors.Is(err, sandbox.ErrNoProc) {
+			t.Errorf("%s: not reaped: %v", how, err)
+		}
 	}
 }

@@ -110,7 +110,7 @@ func TestAttack_ProcSubst_Names(t *testing.T) {
 			t.Errorf("%s: got %q (stderr %q), want %q", c.script, res.Stdout, res.Stderr, c.want)
 		}
 	}
-	if _, err := a.FS.Stat("/dev/fd/70"); err == nil {
+	if _, err := a.FS.Stat(ctx, "/dev/fd/70"); err == nil {
 		t.Errorf("a write to /dev/fd/70 created an agent file")
 	}
 }

@@ -80,6 +80,9 @@ func NewFS(fsys *vfs.FS, tools *toolcalls.Log, opts Options) (*Sandbox, error) {
 	if fsys == nil {
 		return nil, errors.New("sandbox: nil filesystem")
 	}
+	if err := opts.Policy.Validate(); err != nil {
+		return nil, err
+	}
 	s := &Sandbox{fs: fsys, tools: tools, opts: opts, pol: opts.Policy.withDefaults(), reg: opts.Registry}
 	if s.reg == nil {
 		s.reg = commands.Default
@@ -88,11 +91,7 @@ func NewFS(fsys *vfs.FS, tools *toolcalls.Log, opts Options) (*Sandbox, error) {
 		s.opts.Now = time.Now
 	}
 	if len(s.pol.Net) > 0 {
-		for _, r := range s.pol.Net {
-			if err := checkNetRule(r); err != nil {
-				return nil, err
-			}
-		}
+		// Validate checked the rules.
 		s.net = &commands.Net{Rules: s.pol.Net, MaxResponseBytes: opts.Limits.MaxResponseBytes, Timeout: opts.Limits.NetTimeout}
 	}
 	binds, err := compileBindings(opts.Bindings, s.reg)
@@ -200,7 +199,7 @@ func (s *Sandbox) NewSession(dir string) (*Session, error) {
 		dir = "/"
 	}
 	dir = path.Clean("/" + dir)
-	st, err := s.fs.Stat(dir)
+	st, err := s.fs.Stat(context.Background(), dir)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: working directory: %w", err)
 	}
@@ -288,7 +287,7 @@ func (se *Session) Exec(ctx context.Context, script string, opts ExecOptions) (R
 	}
 	defer cancel()
 	b := newBudget(s.opts.Limits, cancel)
-	st := &execState{b: b, fs: &guardFS{fs: s.fs, readable: cleanPrefixes(s.pol.Readable), writable: cleanPrefixes(s.pol.Writable), b: b, umask: s.pol.Umask, pipes: newPipeTable(runCtx, b.mem)}}
+	st := &execState{b: b, fs: &guardFS{ctx: runCtx, fs: s.fs, readable: s.pol.Readable, writable: s.pol.Writable, b: b, umask: s.pol.Umask, pipes: newPipeTable(runCtx, b.mem)}}
 	st.stdout = &limitWriter{mu: &outMu, w: outW, b: b, counter: &b.output, own: &b.stdoutBytes, max: s.opts.Limits.MaxOutputBytes, name: "output", closed: &st.closed}
 	st.stderr = &limitWriter{mu: &outMu, w: errW, b: b, counter: &b.output, own: &b.stderrBytes, max: s.opts.Limits.MaxOutputBytes, name: "output", closed: &st.closed}
 	se.run.Store(st)
@@ -343,7 +342,7 @@ func (se *Session) runScript(runCtx, callerCtx context.Context, script, dir stri
 	rewriteScript(file)
 	r := se.runner
 	if dir != r.Dir {
-		if fst, err := se.s.fs.Stat(dir); err != nil || !fst.IsDir() {
+		if fst, err := se.s.fs.Stat(runCtx, dir); err != nil || !fst.IsDir() {
 			fmt.Fprintf(st.stderr, "agentfs-sh: cd: %s: No such file or directory\n", dir)
 			return 1, false, nil, nil
 		}
@@ -483,13 +482,7 @@ func newEnviron(p Policy) *sandboxEnviron {
 	set := func(k, v string, exported bool) {
 		e.vars[k] = expand.Variable{Set: true, Exported: exported, Kind: expand.String, Str: v}
 	}
-	defaults := map[string]string{
-		"HOME": p.Home, "PATH": "/usr/local/bin:/usr/bin:/bin", "USER": p.User, "LOGNAME": p.User, "SHELL": "/bin/sh",
-	}
-	for k, v := range defaults {
-		set(k, v, true)
-	}
-	for k, v := range p.Env {
+	for k, v := range defaultEnv(p) {
 		set(k, v, true)
 	}
 	uid, gid := fmt.Sprint(p.UID), fmt.Sprint(p.GID)

@@ -61,7 +61,7 @@ func TestSecurity_HostFilesUnreachable(t *testing.T) {
 
 func TestSecurity_AgentFileNotHostFile(t *testing.T) {
 	a, sb := newSandbox(t, sandbox.Options{})
-	if err := a.FS.WriteFile("/etc/passwd", []byte("agent:x:1000:1000::/:/bin/sh\n"), vfs.WriteOptions{CreateParents: true}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/etc/passwd", []byte("agent:x:1000:1000::/:/bin/sh\n"), vfs.WriteOptions{CreateParents: true}); err != nil {
 		t.Fatal(err)
 	}
 	res := run(t, sb, `cat /etc/passwd; cat ../../../../etc/passwd`)
@@ -183,7 +183,7 @@ func TestSecurity_Policy(t *testing.T) {
 		Writable: []string{"/data/sub"},
 		Deny:     []string{"eval", "curl"},
 	}})
-	a.FS.WriteFile("/secret.txt", []byte("top secret\n"), vfs.WriteOptions{})
+	a.FS.WriteFile(ctx, "/secret.txt", []byte("top secret\n"), vfs.WriteOptions{})
 	cases := []struct {
 		script string
 		code   int
@@ -269,11 +269,11 @@ func TestLimits(t *testing.T) {
 			t.Errorf("%s: %d bytes of output beyond the limit", c.script, len(res.Stdout)+len(res.Stderr))
 		}
 		// The filesystem stays consistent and usable.
-		if _, err := a.FS.Paths(); err != nil {
+		if _, err := a.FS.Paths(ctx); err != nil {
 			t.Errorf("%s: filesystem: %v", c.script, err)
 		}
 		if c.limit == "filesystem writes" {
-			st, err := a.FS.Stat("/data/big")
+			st, err := a.FS.Stat(ctx, "/data/big")
 			if err == nil && st.Size > 1<<16 {
 				t.Errorf("%s: wrote %d bytes", c.script, st.Size)
 			}

@@ -24,14 +24,31 @@ import (
 //
 // The WAL restarts from its beginning only at a write that finds all of
 // it copied, which a checkpoint running beside a writer that never pauses
-// never lets happen: the WAL would grow without bound. So after a commit
-// that leaves the WAL longer than walLimit frames (its length is read
-// from the wal-index header in the -shm file, a documented format), the
-// next write first waits for a background checkpoint in progress, then
-// checkpoints on the primary connection, under the write lock, as
-// SQLite's own automatic checkpoint would (cheap when the background one
-// has copied most of it), and the WAL restarts there.
+// never lets happen: the WAL would grow without bound. Some write has to
+// wait while the last frames are copied. Copying them once the WAL had
+// reached its bound stalled a writer of small commits (tools.record)
+// 10-40 ms every thousand records, most of it an fsync of the 16 MiB of
+// WAL that synchronous=NORMAL had left unsynced. So that wait is kept
+// short:
 //
+//   - a commit that grew the WAL by walLimit/8 frames since the last
+//     background pass wakes the checkpointer at once, instead of after
+//     checkpointEvery: each pass syncs and copies a few MiB at most;
+//   - once a pass ends with the WAL past walLimit/2 frames, all of it
+//     copied but what was committed during the pass, the next write
+//     checkpoints that short rest on the primary connection, under the
+//     write lock, and the WAL restarts there. A write that finds a pass
+//     running does not wait for it: the pass ends by asking again;
+//   - only a WAL past walLimit frames (a reader's snapshot held the
+//     passes back, or the checkpointer could not keep up) makes the next
+//     write wait for a background pass in progress and checkpoint all of
+//     the rest in line, as SQLite's own automatic checkpoint would. Its
+//     length is read from the wal-index header in the -shm file, a
+//     documented format.
+//
+// Checkpoints stay SQLite's own, with their syncs: durability and crash
+// safety are those of SQLite's WAL.
+
 // Other processes keep their own settings (SQLite's default checkpoints
 // on their commits), which is harmless: checkpoints of any connection
 // are compatible with each other.
@@ -40,17 +57,22 @@ import (
 const checkpointEvery = 50 * time.Millisecond
 
 // walLimit is how many frames (pages) the WAL may hold before the next
-// write checkpoints in line: 16 MiB of 4 KiB pages, the size the WAL file
-// is cut back to after it restarts (journal_size_limit).
+// write waits for a whole checkpoint in line: 16 MiB of 4 KiB pages, the
+// size the WAL file is cut back to after it restarts (journal_size_limit).
+// Past half of it, writes restart the WAL after a short checkpoint; every
+// eighth of it, the background checkpointer runs early.
 var walLimit int64 = 4096
 
 // checkpointer is the background checkpointer of a writable DB.
 type checkpointer struct {
 	kick    chan struct{} // wakes it after a commit
+	urgent  chan struct{} // ends its pause between passes: the WAL grew fast
 	stop    chan struct{} // closed to stop it
 	done    chan struct{} // closed when it has stopped
 	limit   int64         // walLimit when it started
 	long    atomic.Bool   // the WAL was seen longer than limit frames
+	ready   atomic.Bool   // a pass left the WAL past limit/2 frames with only its own commits to copy
+	next    atomic.Int64  // WAL length at which a commit wakes it early
 	mu      sync.Mutex    // held while a checkpoint runs
 	shmPath string
 	shm     *os.File // the wal-index, for the WAL's length, opened at the first commit
@@ -87,7 +109,8 @@ func (db *DB) startCheckpointer(ctx context.Context) {
 	if err := db.primary.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint = 0").Scan(&pages); err != nil || pages != 0 {
 		return
 	}
-	cp := &checkpointer{kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), limit: walLimit}
+	cp := &checkpointer{kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), limit: walLimit}
+	cp.restarted()
 	cp.shmPath = db.path + "-shm"
 	db.ckpt = cp
 	go db.runCheckpoints(cp)
@@ -106,30 +129,60 @@ func (db *DB) stopCheckpointer() {
 	}
 }
 
-// committed wakes the background checkpointer after a commit and notes a
-// WAL grown past walLimit.
+// restarted notes a WAL that restarts (or is empty): nothing to ask of
+// the next write, and the next early pass after limit/8 frames.
+func (cp *checkpointer) restarted() {
+	cp.long.Store(false)
+	cp.ready.Store(false)
+	cp.next.Store(max(cp.limit/8, 1))
+}
+
+// committed wakes the background checkpointer after a commit, at once if
+// the WAL grew by limit/8 frames since its last pass, and notes a WAL
+// grown past walLimit.
 func (db *DB) committed() {
 	if cp := db.ckpt; cp != nil {
 		select {
 		case cp.kick <- struct{}{}:
 		default:
 		}
-		if n, ok := cp.walFrames(); ok && n > cp.limit {
-			cp.long.Store(true)
+		if n, ok := cp.walFrames(); ok {
+			if n > cp.limit {
+				cp.long.Store(true)
+			}
+			if n >= cp.next.Load() {
+				select {
+				case cp.urgent <- struct{}{}:
+				default:
+				}
+			}
 		}
 	}
 }
 
-// catchUp checkpoints on the primary connection when the WAL has grown
-// past walLimit, so that the write about to begin restarts it. The caller
+// catchUp checkpoints on the primary connection, so that the write about
+// to begin restarts the WAL, when a background pass asked for it (the rest
+// to copy is short) or when the WAL has grown past walLimit. The caller
 // holds db.mu, outside any transaction.
 func (db *DB) catchUp(ctx context.Context) {
-	if cp := db.ckpt; cp != nil && cp.long.Load() {
+	cp := db.ckpt
+	if cp == nil {
+		return
+	}
+	switch {
+	case cp.long.Load():
 		cp.mu.Lock() // wait for a background checkpoint in progress
-		defer cp.mu.Unlock()
-		if busy, logFrames, moved, err := checkpointOn(ctx, db.primary); err == nil && busy == 0 && moved == logFrames {
-			cp.long.Store(false)
+	case cp.ready.Load():
+		if !cp.mu.TryLock() {
+			return // a pass is running: it asks again when it ends
 		}
+		cp.ready.Store(false)
+	default:
+		return
+	}
+	defer cp.mu.Unlock()
+	if busy, logFrames, moved, err := checkpointOn(ctx, db.primary); err == nil && busy == 0 && moved == logFrames {
+		cp.restarted()
 	}
 }
 
@@ -140,8 +193,9 @@ func checkpointOn(ctx context.Context, conn *sql.Conn) (busy, logFrames, moved i
 	return busy, logFrames, moved, err
 }
 
-// runCheckpoints runs a PASSIVE checkpoint after commits, at most every
-// checkpointEvery, on a connection of the reader pool, until stop closes.
+// runCheckpoints runs a PASSIVE checkpoint after commits on a connection
+// of the reader pool, at most every checkpointEvery unless the WAL grows
+// fast, until stop closes.
 func (db *DB) runCheckpoints(cp *checkpointer) {
 	defer close(cp.done)
 	for {
@@ -150,18 +204,43 @@ func (db *DB) runCheckpoints(cp *checkpointer) {
 		case <-cp.stop:
 			return
 		}
+		select { // a wake-up for the pass about to run
+		case <-cp.urgent:
+		default:
+		}
 		if conn, err := db.readers.Conn(context.Background()); err == nil {
 			cp.mu.Lock()
-			if _, logFrames, _, err := checkpointOn(context.Background(), conn); err == nil && logFrames > cp.limit {
-				cp.long.Store(true)
+			_, logFrames, moved, err := checkpointOn(context.Background(), conn)
+			if err == nil {
+				cp.next.Store(logFrames + max(cp.limit/8, 1))
+				switch {
+				case logFrames > cp.limit:
+					cp.long.Store(true)
+				case logFrames > cp.limit/2 && moved == logFrames:
+					cp.ready.Store(true)
+				}
 			}
 			cp.mu.Unlock()
 			conn.Close()
 		}
-		select {
-		case <-time.After(checkpointEvery):
-		case <-cp.stop:
-			return
+		// While a write is asked to restart the WAL, a pass beside it
+		// would only make it skip its turn: the WAL growing fast wakes
+		// the next one only after the restart.
+		pause := time.NewTimer(checkpointEvery)
+	wait:
+		for {
+			select {
+			case <-pause.C:
+				break wait
+			case <-cp.urgent:
+				if !cp.ready.Load() {
+					pause.Stop()
+					break wait
+				}
+			case <-cp.stop:
+				pause.Stop()
+				return
+			}
 		}
 	}
 }

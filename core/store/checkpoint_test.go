@@ -4,6 +4,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -169,5 +170,56 @@ func TestCheckpoint_ExplicitWaitsForBackground(t *testing.T) {
 		if st, err := os.Stat(path + "-wal"); err == nil && st.Size() != 0 {
 			t.Fatalf("round %d: WAL is %d bytes after an explicit checkpoint, want 0", i, st.Size())
 		}
+	}
+}
+
+// shmFrames reads the WAL's length in frames (mxFrame) from the wal-index
+// header, without a connection: a checkpoint of the test's own would
+// compete with the background checkpointer.
+func shmFrames(t *testing.T, path string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path + "-shm")
+	if err != nil || len(b) < 20 {
+		t.Fatalf("wal-index: %v (%d bytes)", err, len(b))
+	}
+	return int64(binary.NativeEndian.Uint32(b[16:]))
+}
+
+// Past half of walLimit, a background pass that copied all but its own
+// commits asks the next write to checkpoint the short rest and restart the
+// WAL: a writer of small commits never waits for the WAL to reach the
+// bound and a whole checkpoint in line.
+func TestCheckpoint_RestartsBeforeTheBound(t *testing.T) {
+	defer store.SetWALLimit(store.SetWALLimit(256))
+	ctx := context.Background()
+	db, path := openStore(t)
+	write := func(blob []byte) {
+		t.Helper()
+		if err := db.Write(ctx, func(c *store.Conn) error {
+			_, err := c.Exec("INSERT INTO t VALUES (?)", blob)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Write(ctx, func(c *store.Conn) error { _, err := c.Exec("CREATE TABLE t (x)"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	blob := make([]byte, 32<<10) // 8 frames and some
+	for shmFrames(t, path) <= 128+16 {
+		write(blob)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !db.RestartAsked() {
+		if time.Now().After(deadline) {
+			t.Fatalf("WAL of %d frames (limit 256): no background pass asked for a restart", shmFrames(t, path))
+		}
+		write(nil) // a small commit wakes the checkpointer
+		time.Sleep(10 * time.Millisecond)
+	}
+	before := shmFrames(t, path)
+	write(nil)
+	if after := shmFrames(t, path); after >= before || before > 256 {
+		t.Fatalf("WAL of %d frames, then %d after the next write: want a restart before the bound of 256", before, after)
 	}
 }

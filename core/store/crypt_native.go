@@ -5,133 +5,28 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentfs-go/agentfs/core/internal/crypt"
 	"github.com/ncruces/go-sqlite3"
 	sqlitedriver "github.com/ncruces/go-sqlite3/driver"
 )
 
-// Encryption errors (see internal/crypt): each names the fix.
-var (
-	ErrNeedKey      = crypt.ErrNeedKey
-	ErrWrongKey     = crypt.ErrWrongKey
-	ErrNotEncrypted = crypt.ErrNotEncrypted
-)
+// sniffFile is crypt.Sniff of the database file at abs.
+func sniffFile(abs string) (string, error) { return crypt.Sniff(abs) }
 
-// Ciphers lists the ciphers Options.Encryption takes.
-func Ciphers() []string { return crypt.Ciphers() }
-
-// CheckEncryption checks a cipher name and the key's length for it (an
-// empty cipher takes a 16- or 32-byte key) before any file is opened.
-func CheckEncryption(e *Encryption) error {
-	if e == nil {
-		return nil
-	}
-	c := e.Cipher
-	if c == "" {
-		if len(e.Key) != 16 && len(e.Key) != 32 {
-			return fmt.Errorf("a key is 16 or 32 bytes, got %d: give a key of that length", len(e.Key))
-		}
-		return nil
-	}
-	_, err := crypt.New(c, e.Key)
-	return err
-}
-
-// setupCrypt checks, before SQLite reads the file, that it matches
-// Options.Encryption (a key for an encrypted file, no key for a plain
-// one, the right cipher and key), so a refused open changes nothing, and
-// registers the encrypting VFS that dsn then names.
-func (db *DB) setupCrypt(abs, dsn string) (string, error) {
-	e := db.opts.Encryption
-	if e == nil {
-		c, err := crypt.Sniff(abs)
-		if err != nil {
-			return "", err
-		}
-		if c != "" {
-			return "", fmt.Errorf("%w (cipher %s)", ErrNeedKey, c)
-		}
-		return dsn, nil
-	}
-	if e.Cipher == "" {
-		// An encrypted file names its cipher; a new one gets AEGIS-256
-		// (or AEGIS-128L for a 16-byte key), Turso's fastest of each size.
-		c, err := crypt.Sniff(abs)
-		if err != nil {
-			return "", err
-		}
-		if c == "" {
-			c = "aegis256"
-			if len(e.Key) == 16 {
-				c = "aegis128l"
-			}
-		}
-		e = &Encryption{Cipher: c, Key: e.Key}
-		db.opts.Encryption = e
-	}
-	codec, err := crypt.New(e.Cipher, e.Key)
-	if err != nil {
-		return "", err
-	}
+// checkFile checks that the database file at abs and its -wal open with
+// codec, and adopts a -wal that Turso's engine wrote (crypt.CheckWAL).
+func checkFile(abs string, codec *crypt.Codec) error {
 	if err := codec.Check(abs); err != nil {
-		return "", err
+		return err
 	}
-	if err := crypt.CheckWAL(abs+"-wal", codec); err != nil {
-		return "", err
-	}
-	db.crypt, db.uncrypt = crypt.Register(codec)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	return dsn + sep + "vfs=" + db.crypt, nil
-}
-
-// connector opens the pool's driver: ncruces' SQLite for an encrypted
-// database (the VFS is Go), this build's driver otherwise.
-func (db *DB) connector(dsn string) (driver.Connector, error) {
-	if db.crypt != "" {
-		return (&sqlitedriver.SQLite{}).OpenConnector(dsn)
-	}
-	return openConnector(dsn)
-}
-
-// reserveCrypt makes a new encrypted database keep the cipher's nonce and
-// tag bytes free at the end of every page, before its first page is
-// written.
-func (db *DB) reserveCrypt(ctx context.Context, conn *sql.Conn) error {
-	if db.crypt == "" || db.opts.ReadOnly {
-		return nil
-	}
-	codec, _ := crypt.New(db.opts.Encryption.Cipher, db.opts.Encryption.Key)
-	meta := codec.Cipher().Meta()
-	return conn.Raw(func(dc any) error {
-		rc, ok := dc.(interface{ Raw() *sqlite3.Conn })
-		if !ok {
-			return errors.New("store: driver connection has no SQLite handle")
-		}
-		c := rc.Raw()
-		r, err := c.FileControl("main", sqlite3.FCNTL_RESERVE_BYTES)
-		if err != nil {
-			return err
-		}
-		if r == meta {
-			return nil
-		}
-		if _, err := c.FileControl("main", sqlite3.FCNTL_RESERVE_BYTES, meta); err != nil {
-			return err
-		}
-		if r, err = c.FileControl("main", sqlite3.FCNTL_RESERVE_BYTES); err != nil || r != meta {
-			return fmt.Errorf("cannot reserve %d bytes per page for %s (%v)", meta, codec.Cipher().Name, err)
-		}
-		return nil
-	})
+	return crypt.CheckWAL(abs+"-wal", codec)
 }
 
 // Convert writes a copy of the database file src, which must not be open,
@@ -213,4 +108,59 @@ func Convert(ctx context.Context, src, dst string, from, to *Encryption) error {
 	}
 	_, err = c.ExecContext(ctx, "VACUUM INTO ?", dst)
 	return classify(err)
+}
+
+// A partially synced database (core/sync: "agentfs init --sync-remote-url
+// URL --sync-partial-*") lacks pages that its sync remote holds; a file
+// PATH-sync-missing lists them. Such a file is opened through the VFS
+// core/sync registers here, which fetches absent pages when SQLite reads
+// them; without it (a program built without the sync client) the open is
+// refused rather than reading holes as zeros.
+var (
+	partialMu  sync.Mutex
+	partialVFS func(abs string) (string, error)
+)
+
+// SetPartialVFS is called by core/sync: f returns the VFS name for the
+// partially synced database abs.
+func SetPartialVFS(f func(abs string) (string, error)) {
+	partialMu.Lock()
+	partialVFS = f
+	partialMu.Unlock()
+}
+
+func (db *DB) setupPartial(abs, dsn string) (string, error) {
+	if _, err := os.Stat(abs + "-sync-missing"); err != nil {
+		return dsn, nil
+	}
+	if db.crypt != "" {
+		return "", fmt.Errorf("%s is partially synced and encrypted, which is not supported (ENOTSUP)", abs)
+	}
+	partialMu.Lock()
+	f := partialVFS
+	partialMu.Unlock()
+	if f == nil {
+		return "", fmt.Errorf("%s was bootstrapped partially (pages are fetched from its sync remote when read), and this program has no sync client (ENOTSUP): open it with the agentfs CLI or an SDK engine", abs)
+	}
+	name, err := f(abs)
+	if err != nil {
+		return "", err
+	}
+	db.lazy = name
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + "vfs=" + name, nil
+}
+
+// syncedFile reports whether the database at abs is set up for sync
+// (core/sync keeps its state in PATH-sync.json). Such a database, when
+// encrypted, stays on ncruces' SQLite: the sync client opens it with
+// ncruces' VFS (it attaches the sealed sync base, whose VFS is Go), and
+// two SQLite libraries on one file in one process would release each
+// other's POSIX locks when either closes it.
+func syncedFile(abs string) bool {
+	_, err := os.Stat(abs + "-sync.json")
+	return err == nil
 }

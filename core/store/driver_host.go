@@ -46,36 +46,129 @@ const DriverName = "workers-host-sql"
 // and the write transaction open on it, if any.
 type host struct {
 	name string
+	obj  js.Value
 	exec js.Value
 	tx   js.Value
+	// body is the callback run inside the host's transaction (one per
+	// host, not one per transaction: each js.FuncOf and each JavaScript
+	// value Go holds costs an allocation and a finalizer).
+	body js.Func
 
-	mu    sync.Mutex
-	write *hostTx // the open write transaction; nil when none
+	mu      sync.Mutex
+	write   *hostTx // the open write transaction; nil when none
+	pending *hostTx // the transaction whose body is about to run
+
+	// txs are the transactions for txLoop to run; quit ends it.
+	txs  chan *hostTx
+	quit chan struct{}
+
+	// The statement wire (see runQuery), used under wire: query ids, the
+	// arguments' encoding buffer and the host's shared byte buffers.
+	wire    sync.Mutex
+	ids     map[string]hostQuery
+	enc     []byte
+	args    js.Value // obj.args, the host's buffer for arguments
+	argsCap int
+	out     js.Value // obj.out, the host's buffer for rows
+	outCap  int
+}
+
+// hostQuery is a statement the host knows by number (obj.prepare) and
+// what statement() does with it.
+type hostQuery struct {
+	id   int
+	kind int
 }
 
 type hostTx struct {
-	owner *hostConn
-	end   chan bool  // true: commit, false: roll back
-	done  chan error // transactionSync has returned
+	owner   *hostConn
+	entered chan struct{}
+	end     chan bool  // true: commit, false: roll back
+	done    chan error // transactionSync has returned
 }
 
 var hosts sync.Map // name -> *host
 
 // AttachHost makes obj the database called path, for Open(path):
 //
-//	obj.exec(query: string, args: Uint8Array): Uint8Array | string
+//	obj.prepare(query: string): number
+//	obj.exec(query: number | string, args: number | Uint8Array): number | string
+//	obj.args: Uint8Array, obj.grow(n: number): Uint8Array
+//	obj.out: Uint8Array, obj.shrink(): void
 //	obj.tx(body: () => boolean): null | string
 //
-// exec runs one statement with its arguments (encoded by encodeArgs) and
-// answers its rows (decoded by decodeRows) or an error message; tx runs
-// body inside the host's transaction, rolls back if body answers false,
-// and answers an error message or null.
+// prepare numbers a statement's text so that exec takes the number (a
+// string crossing into JavaScript is decoded each time); exec runs one
+// statement with its arguments (encoded by encodeArgs: the first n bytes
+// of obj.args, or an array of their own when large) and writes its rows
+// (decoded by decodeRows) into obj.out, answering their length, or
+// answers an error message; grow replaces obj.args by a larger buffer,
+// shrink replaces a large obj.out by a small one. tx runs body inside the
+// host's transaction, rolls back if body answers false, and answers an
+// error message or null.
 func AttachHost(path string, obj js.Value) {
-	hosts.Store(memoryName(path), &host{name: memoryName(path), exec: obj.Get("exec"), tx: obj.Get("tx")})
+	h := &host{name: memoryName(path), obj: obj, exec: obj.Get("exec"), tx: obj.Get("tx"), ids: map[string]hostQuery{},
+		txs: make(chan *hostTx), quit: make(chan struct{})}
+	h.body = js.FuncOf(func(js.Value, []js.Value) any {
+		h.mu.Lock()
+		t := h.pending
+		h.pending = nil
+		h.mu.Unlock()
+		if t == nil {
+			return false
+		}
+		close(t.entered)
+		return <-t.end
+	})
+	h.refreshArgs()
+	h.refreshOut()
+	go h.txLoop()
+	if old, ok := hosts.Swap(h.name, h); ok {
+		old.(*host).stop()
+	}
 }
 
 // DetachHost forgets the database path once it is closed.
-func DetachHost(path string) { hosts.Delete(memoryName(path)) }
+func DetachHost(path string) {
+	if old, ok := hosts.LoadAndDelete(memoryName(path)); ok {
+		old.(*host).stop()
+	}
+}
+
+func (h *host) stop() {
+	close(h.quit)
+	h.body.Release()
+}
+
+// txLoop calls the host's tx for each transaction that begins. One
+// goroutine for all of them, not a new one each: a new goroutine starts
+// with a small stack that grows (by copying) on every transaction, about
+// a tenth of a small write's time in workerd.
+func (h *host) txLoop() {
+	for {
+		select {
+		case <-h.quit:
+			return
+		case t := <-h.txs:
+			r := h.tx.Invoke(h.body.Value)
+			var err error
+			if r.Type() == js.TypeString {
+				err = errors.New(r.String())
+			}
+			t.done <- err
+		}
+	}
+}
+
+func (h *host) refreshArgs() {
+	h.args = h.obj.Get("args")
+	h.argsCap = h.args.Get("byteLength").Int()
+}
+
+func (h *host) refreshOut() {
+	h.out = h.obj.Get("out")
+	h.outCap = h.out.Get("byteLength").Int()
+}
 
 func memoryName(path string) string { return strings.TrimLeft(path, "/") }
 
@@ -201,44 +294,116 @@ var (
 // host's SQL storage refuses and has no use for.
 var skipped = []string{"BUSY_TIMEOUT", "JOURNAL_SIZE_LIMIT", "MMAP_SIZE", "TEMP_STORE", "QUERY_ONLY", "SYNCHRONOUS", "PAGE_SIZE"}
 
-// statement runs query, or does what the host's storage does instead of
-// the statements it refuses (see the top of this file). A nil result
-// with no error: nothing to answer.
-func (c *hostConn) statement(query string, args []driver.NamedValue) (*hostRows, error) {
+// What statement() does with a query: run it, or one of the things the
+// host's storage does instead of the statements it refuses.
+const (
+	kindRun = iota
+	kindBegin
+	kindNothing
+	kindCommit
+	kindRollback
+	kindSavepoint
+	kindDataVersion
+	kindCheckpoint
+	kindPageSize
+)
+
+// statementKind tells what statement() does with query (see the top of this
+// file).
+func statementKind(query string) int {
 	q := strings.ToUpper(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(query), ";")))
 	switch {
 	case q == "BEGIN IMMEDIATE" || q == "BEGIN EXCLUSIVE":
-		return nil, c.begin()
+		return kindBegin
 	case q == "BEGIN" || q == "BEGIN DEFERRED":
-		return nil, nil
+		return kindNothing
 	case q == "COMMIT" || q == "END":
-		return nil, c.end(true)
+		return kindCommit
 	case q == "ROLLBACK":
-		return nil, c.end(false)
+		return kindRollback
 	case strings.HasPrefix(q, "SAVEPOINT") || strings.HasPrefix(q, "RELEASE") || strings.HasPrefix(q, "ROLLBACK TO"):
-		return nil, errors.New("savepoints are not available on a Durable Object's SQL storage (group commit is off in the Workers build)")
+		return kindSavepoint
 	case q == "PRAGMA DATA_VERSION":
-		return &hostRows{cols: []string{"data_version"}, rows: [][]driver.Value{{int64(1)}}}, nil
+		return kindDataVersion
 	case strings.HasPrefix(q, "PRAGMA WAL_CHECKPOINT"):
-		return &hostRows{cols: []string{"busy", "log", "checkpointed"}, rows: [][]driver.Value{{int64(0), int64(0), int64(0)}}}, nil
+		return kindCheckpoint
+	case q == "PRAGMA PAGE_SIZE":
+		return kindPageSize
 	case strings.HasPrefix(q, "PRAGMA ") && strings.Contains(q, "="):
 		name := strings.TrimSpace(q[len("PRAGMA "):strings.Index(q, "=")])
 		for _, s := range skipped {
 			if name == s {
-				return nil, nil
+				return kindNothing
 			}
 		}
+	}
+	return kindRun
+}
+
+// statement runs query, or does what the host's storage does instead of
+// the statements it refuses (see the top of this file). A nil result
+// with no error: nothing to answer.
+func (c *hostConn) statement(query string, args []driver.NamedValue) (*hostRows, error) {
+	q := c.h.query(query)
+	switch q.kind {
+	case kindBegin:
+		return nil, c.begin()
+	case kindNothing:
+		return nil, nil
+	case kindCommit:
+		return nil, c.end(true)
+	case kindRollback:
+		return nil, c.end(false)
+	case kindSavepoint:
+		return nil, errors.New("savepoints are not available on a Durable Object's SQL storage (group commit is off in the Workers build)")
+	case kindDataVersion:
+		return &hostRows{cols: []string{"data_version"}, rows: [][]driver.Value{{int64(1)}}}, nil
+	case kindCheckpoint:
+		return &hostRows{cols: []string{"busy", "log", "checkpointed"}, rows: [][]driver.Value{{int64(0), int64(0), int64(0)}}}, nil
 	}
 	vals := make([]driver.Value, len(args))
 	for i, a := range args {
 		vals[i] = a.Value
+	}
+	if q.kind == kindPageSize {
+		r, err := c.h.runQuery(query, q, vals)
+		if err != nil && strings.Contains(err.Error(), "SQLITE_AUTH") {
+			// Runtimes before late 2026 (workerd of wrangler 4.70, say)
+			// refuse reading page_size; their storage has SQLite's
+			// default page size, which is what the engine reports then.
+			return &hostRows{cols: []string{"page_size"}, rows: [][]driver.Value{{int64(4096)}}}, nil
+		}
+		return r, err
 	}
 	if len(vals) > maxHostArgs {
 		if head, group, n, ok := valuesList(query, len(vals)); ok {
 			return c.h.runSplit(head, group, n, vals)
 		}
 	}
-	return c.h.run(query, vals)
+	return c.h.runQuery(query, q, vals)
+}
+
+// maxHostQueries bounds the statements a host keeps by number: the
+// store's are a few dozen; user queries (agentfs query) past the bound
+// cross as text.
+const maxHostQueries = 512
+
+// query answers what the host knows of query: its number (-1: none,
+// it crosses as text) and what statement() does with it.
+func (h *host) query(query string) hostQuery {
+	h.wire.Lock()
+	defer h.wire.Unlock()
+	if q, ok := h.ids[query]; ok {
+		return q
+	}
+	q := hostQuery{id: -1, kind: statementKind(query)}
+	if q.kind == kindRun && len(h.ids) < maxHostQueries {
+		q.id = h.obj.Call("prepare", query).Int()
+	}
+	if len(h.ids) < maxHostQueries {
+		h.ids[query] = q
+	}
+	return q
 }
 
 // maxHostArgs is the most arguments a Durable Object's SQL storage binds
@@ -278,7 +443,7 @@ func (h *host) runSplit(head, group string, per int, vals []driver.Value) (*host
 	for len(vals) > 0 {
 		k := min(rows, len(vals)/per)
 		q := head + group + strings.Repeat(","+group, k-1)
-		if _, err := h.run(q, vals[:k*per]); err != nil {
+		if _, err := h.runQuery(q, h.query(q), vals[:k*per]); err != nil {
 			return nil, err
 		}
 		vals = vals[k*per:]
@@ -294,29 +459,24 @@ func (c *hostConn) begin() error {
 		h.mu.Unlock()
 		return errors.New("cannot start a transaction within a transaction")
 	}
-	t := &hostTx{owner: c, end: make(chan bool, 1), done: make(chan error, 1)}
+	t := &hostTx{owner: c, entered: make(chan struct{}), end: make(chan bool, 1), done: make(chan error, 1)}
 	h.write = t
+	h.pending = t
 	h.mu.Unlock()
-	entered := make(chan struct{})
-	body := js.FuncOf(func(js.Value, []js.Value) any {
-		close(entered)
-		return <-t.end
-	})
-	go func() {
-		r := h.tx.Invoke(body)
-		body.Release()
-		var err error
-		if r.Type() == js.TypeString {
-			err = errors.New(r.String())
-		}
-		t.done <- err
-	}()
 	select {
-	case <-entered:
+	case h.txs <- t:
+	case <-h.quit:
+		t.done <- errors.New("store: the host's SQL storage was detached")
+	}
+	select {
+	case <-t.entered:
 		return nil
 	case err := <-t.done:
 		h.mu.Lock()
 		h.write = nil
+		if h.pending == t {
+			h.pending = nil
+		}
 		h.mu.Unlock()
 		if err == nil {
 			err = errors.New("the host ended the transaction before it began")
@@ -346,22 +506,65 @@ func (c *hostConn) end(commit bool) error {
 }
 
 // run runs one statement on the host and reads all its rows.
-func (h *host) run(query string, args []driver.Value) (r *hostRows, err error) {
-	enc, err := encodeArgs(args)
+func (h *host) run(query string, args []driver.Value) (*hostRows, error) {
+	return h.runQuery(query, h.query(query), args)
+}
+
+// sharedMax is the largest arguments or rows that cross through the
+// host's shared buffers; larger ones (file data) cross in arrays of
+// their own, so that the buffers stay small.
+const sharedMax = 64 << 10
+
+var uint8Array = js.Global().Get("Uint8Array")
+
+// runQuery runs one statement on the host and reads all its rows: the
+// arguments cross in obj.args and the rows in obj.out, so that a
+// statement costs one call into JavaScript and no new JavaScript value.
+func (h *host) runQuery(query string, q hostQuery, args []driver.Value) (*hostRows, error) {
+	h.wire.Lock()
+	defer h.wire.Unlock()
+	enc, err := encodeArgs(h.enc[:0], args)
 	if err != nil {
 		return nil, err
 	}
-	a := js.Undefined()
-	if len(args) > 0 {
-		a = js.Global().Get("Uint8Array").New(len(enc))
-		js.CopyBytesToJS(a, enc)
+	if cap(enc) <= sharedMax {
+		h.enc = enc
 	}
-	out := h.exec.Invoke(query, a)
+	var a any = len(enc)
+	switch {
+	case len(enc) == 0:
+	case len(enc) > sharedMax:
+		u := uint8Array.New(len(enc))
+		js.CopyBytesToJS(u, enc)
+		a = u
+	default:
+		if len(enc) > h.argsCap {
+			h.obj.Call("grow", len(enc))
+			h.refreshArgs()
+		}
+		js.CopyBytesToJS(h.args, enc)
+	}
+	var qv any = q.id
+	if q.id < 0 {
+		qv = query
+	}
+	out := h.exec.Invoke(qv, a)
 	if out.Type() == js.TypeString {
+		// The host may have grown obj.out before the statement failed.
+		h.refreshOut()
 		return nil, classify(hostError(out.String()))
 	}
-	b := make([]byte, out.Get("byteLength").Int())
-	js.CopyBytesToGo(b, out)
+	n := out.Int()
+	if n > h.outCap {
+		// The host made obj.out larger for these rows.
+		h.refreshOut()
+	}
+	b := make([]byte, n)
+	js.CopyBytesToGo(b, h.out)
+	if h.outCap > sharedMax {
+		h.obj.Call("shrink")
+		h.refreshOut()
+	}
 	return decodeRows(b)
 }
 
@@ -449,8 +652,7 @@ const (
 	tagBlob
 )
 
-func encodeArgs(args []driver.Value) ([]byte, error) {
-	var b []byte
+func encodeArgs(b []byte, args []driver.Value) ([]byte, error) {
 	for i, a := range args {
 		switch v := a.(type) {
 		case nil:

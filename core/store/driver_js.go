@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"github.com/agentfs-go/agentfs/core/internal/crypt"
 	"io/fs"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 	sqlitedriver "github.com/ncruces/go-sqlite3/driver"
 	"github.com/ncruces/go-sqlite3/ext/serdes"
+	"github.com/ncruces/go-sqlite3/vfs"
 	"github.com/ncruces/go-sqlite3/vfs/memdb"
 )
 
@@ -74,14 +76,57 @@ func openConnector(dsn string) (driver.Connector, error) {
 // Open(path) opens next. It keeps data (the caller must not reuse it)
 // until DropMemory.
 func LoadMemory(path string, data []byte) {
-	memdb.Create(memoryName(path), data)
+	createMemory(memoryName(path), data)
 	memories.Store(memoryName(path), struct{}{})
+}
+
+// createMemory is memdb.Create, except for an encrypted file: memdb
+// rewrites a WAL-mode header (bytes 18 and 19) to rollback mode in place,
+// which for an encrypted file would change page 1's associated data, so
+// that page 1 no longer decrypts. Those bytes are written below memdb's
+// header conversion instead; the encrypting VFS shows them to SQLite in
+// rollback mode (crypt's noWAL).
+func createMemory(name string, data []byte) {
+	if !Encrypted(data) {
+		memdb.Create(name, data)
+		return
+	}
+	memdb.Create(name, nil)
+	f, _, err := vfs.Find("memdb").Open("/"+name, vfs.OPEN_MAIN_DB|vfs.OPEN_READWRITE)
+	if err != nil {
+		panic(err) // memdb opens a database it holds
+	}
+	defer f.Close()
+	const sector = 64 << 10 // memdb writes within one sector at a time
+	for off := 0; off < len(data); off += sector {
+		if _, err := f.WriteAt(data[off:min(off+sector, len(data))], int64(off)); err != nil {
+			panic(err) // memory
+		}
+	}
+}
+
+// LoadMemoryWAL is LoadMemory of an encrypted database file data whose
+// write-ahead log wal (DB-wal's bytes) holds committed transactions: its
+// pages are checksummed in the clear, so the log is applied when the
+// database is opened with its key (checkFile).
+func LoadMemoryWAL(path string, data, wal []byte) {
+	LoadMemory(path, data)
+	if len(wal) > 0 {
+		pendingWAL.Store(memoryName(path), wal)
+	}
+}
+
+var pendingWAL sync.Map // memoryName -> the -wal bytes of LoadMemoryWAL
+
+func errNoMemory(path string) error {
+	return &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
 }
 
 // DropMemory frees the in-memory database path once it is closed.
 func DropMemory(path string) {
 	memdb.Delete(memoryName(path))
 	memories.Delete(memoryName(path))
+	pendingWAL.Delete(memoryName(path))
 }
 
 // Serialize returns the bytes of the database file: what an engine of
@@ -134,3 +179,7 @@ func CreateFile(ctx context.Context, path string, opts Options, build func(db *D
 // DriverName names the SQLite under the engine, for benchmarks and
 // diagnostics.
 const DriverName = "ncruces-memdb"
+
+// registerCgoCrypt: none here (the WebAssembly build has no C SQLite); encrypted
+// databases use ncruces' VFS (crypt.Register).
+func registerCgoCrypt(*crypt.Codec) (string, func(), error) { return "", nil, nil }

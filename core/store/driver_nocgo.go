@@ -5,6 +5,7 @@ package store
 import (
 	"database/sql"
 	"database/sql/driver"
+	"github.com/agentfs-go/agentfs/core/internal/crypt"
 
 	sqlitedriver "github.com/ncruces/go-sqlite3/driver"
 )
@@ -29,3 +30,7 @@ func openConnector(dsn string) (driver.Connector, error) {
 // this build's SQLite answers to the same name, so tools and tests that
 // open a file beside the store find the engine's SQLite either way.
 func init() { sql.Register("agentfs-sqlite", &sqlitedriver.SQLite{}) }
+
+// registerCgoCrypt: none here (a build without cgo has no C SQLite); encrypted
+// databases use ncruces' VFS (crypt.Register).
+func registerCgoCrypt(*crypt.Codec) (string, func(), error) { return "", nil, nil }

@@ -135,7 +135,7 @@ func (db *DB) Flush() error {
 // groupWrite is Write when group commit is on; the caller holds db.mu.
 func (db *DB) groupWrite(ctx context.Context, fn func(c *Conn) error) (err error) {
 	g := &db.group
-	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx)}
+	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), caller: ctx}
 	if !g.open {
 		db.catchUp(c.ctx)
 		if err := db.begin(c); err != nil {

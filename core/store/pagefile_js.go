@@ -3,11 +3,14 @@
 package store
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"io/fs"
 	"strings"
 	"sync"
 
+	"github.com/agentfs-go/agentfs/core/internal/crypt"
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/ext/serdes"
 	"github.com/ncruces/go-sqlite3/vfs"
@@ -86,15 +89,36 @@ func attachedFiles(name string) *attached {
 // journal holds journal, with the journal's transaction undone, as SQLite
 // does when it opens a database with a hot journal: for a host that reads
 // a database's bytes whole (a browser page, which has no synchronous file
-// handles) after a program that wrote it in place died mid-commit.
-func RollBack(db, journal []byte) ([]byte, error) {
+// handles) after a program that wrote it in place died mid-commit. An
+// encrypted database (and its journal, whose pages are encrypted too)
+// needs its key e; the result is then encrypted as db was.
+func RollBack(db, journal []byte, e *Encryption) ([]byte, error) {
 	if len(journal) == 0 {
 		return db, nil
 	}
 	const name = "rollback/db"
-	AttachFiles(name, &MemFile{Data: db}, &MemFile{Data: journal})
+	df := &MemFile{Data: db}
+	AttachFiles(name, df, &MemFile{Data: journal})
 	defer DetachFiles(name)
-	c, err := sqlite3.Open("file:/" + name + "?vfs=" + pageVFS)
+	vfsName := pageVFS
+	if e != nil {
+		codec, err := codecFor(e, crypt.SniffReader(df))
+		if err != nil {
+			return nil, err
+		}
+		if err := codec.CheckReader(df); err != nil {
+			return nil, err
+		}
+		n, unregister, err := crypt.RegisterOver(pageVFS, codec)
+		if err != nil {
+			return nil, err
+		}
+		defer unregister()
+		vfsName = n
+	} else if c := crypt.SniffReader(df); c != "" {
+		return nil, fmt.Errorf("%w (cipher %s)", ErrNeedKey, c)
+	}
+	c, err := sqlite3.Open("file:/" + name + "?vfs=" + vfsName)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +127,10 @@ func RollBack(db, journal []byte) ([]byte, error) {
 	// plays it back.
 	if err := c.Exec("SELECT count(*) FROM sqlite_master"); err != nil {
 		return nil, err
+	}
+	if e != nil {
+		// The file as stored (encrypted), not SQLite's plain pages.
+		return bytes.Clone(df.Data), nil
 	}
 	return serdes.Serialize(c, "main")
 }

@@ -106,7 +106,7 @@ func TestPageFile_CrashMidCommitRollsBack(t *testing.T) {
 			t.Fatalf("write %d of %d: no journal on disk while the database was being overwritten", nth, total)
 		}
 
-		back, err := RollBack(df2.db, df2.jr)
+		back, err := RollBack(df2.db, df2.jr, nil)
 		if err != nil {
 			t.Fatalf("write %d of %d: RollBack: %v", nth, total, err)
 		}

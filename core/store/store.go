@@ -88,6 +88,12 @@ type DB struct {
 	// ("" when plain); uncrypt unregisters it at Close.
 	crypt   string
 	uncrypt func()
+	// cryptCgo: crypt is the cgo driver's VFS (registerCgoCrypt), not
+	// ncruces'.
+	cryptCgo bool
+	// lazy is the VFS of a partially synced database (setupPartial),
+	// "" otherwise.
+	lazy string
 }
 
 // Open opens (creating if needed) the database file at path.
@@ -104,6 +110,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	db := &DB{path: abs, opts: opts}
 	if dsn, err = db.setupCrypt(abs, dsn); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if dsn, err = db.setupPartial(abs, dsn); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	ok := false
@@ -238,15 +247,24 @@ func (db *DB) pragmas() []string {
 		// still read with pread.
 		"PRAGMA mmap_size = 2147418112",
 	}
+	if db.lazy != "" {
+		// Pages are read through the VFS (no mapping): a larger cache
+		// as for an encrypted file.
+		p = append(p, "PRAGMA cache_size = -32768")
+	}
 	if db.crypt != "" {
 		// Sorts and temporary tables would spill pages in the clear.
 		p = append(p, "PRAGMA temp_store = MEMORY")
 		// An encrypted file cannot be mapped (every page is decrypted
 		// on its way in), so a page that misses SQLite's cache costs a
-		// pread and a decryption. A 32 MiB cache per connection instead
+		// pread and a decryption. An 8 MiB cache per connection instead
 		// of 2 MiB keeps an agent's working set decrypted in memory; it
-		// grows only as pages are read.
-		p = append(p, "PRAGMA cache_size = -32768")
+		// grows only as pages are read. Not more: a large sequential read
+		// fills the whole cache, and growing SQLite's memory (Go memory
+		// for ncruces' SQLite) to 32 MiB cost a 64 MiB read about 20% of
+		// its CPU time (bench/crypt.sh), more than random 4 KiB reads
+		// gained from the larger cache.
+		p = append(p, "PRAGMA cache_size = -8192")
 	}
 	if db.opts.ReadOnly {
 		// The driver has no read-only open mode; query_only makes every
@@ -345,7 +363,14 @@ func (db *DB) Close() error {
 type Conn struct {
 	c   *sql.Conn
 	ctx context.Context
-	dv  int64
+	// caller is the operation's own context. The connection's statements
+	// run under ctx, which cannot be cancelled: cancelling a statement
+	// mid-step would leave the shared connection in an unknown state.
+	// Instead, every Exec and Query first checks caller, so a cancelled
+	// or expired operation stops before its next statement and, in a
+	// write, rolls back as a whole.
+	caller context.Context
+	dv     int64
 	// lazy: the read transaction of Do starts at the first statement;
 	// stale: the database changed between the data version that the
 	// caller's caches trusted and that transaction's snapshot.
@@ -387,6 +412,9 @@ func (c *Conn) DataVersion() int64 { return c.dv + c.lost<<40 }
 
 // Exec runs a statement.
 func (c *Conn) Exec(query string, args ...any) (sql.Result, error) {
+	if err := c.stopped(); err != nil {
+		return nil, err
+	}
 	c.snapshot()
 	r, err := c.c.ExecContext(c.ctx, query, args...)
 	return r, classify(err)
@@ -400,9 +428,21 @@ func (c *Conn) QueryRow(query string, args ...any) *sql.Row {
 
 // Query runs a query.
 func (c *Conn) Query(query string, args ...any) (*sql.Rows, error) {
+	if err := c.stopped(); err != nil {
+		return nil, err
+	}
 	c.snapshot()
 	r, err := c.c.QueryContext(c.ctx, query, args...)
 	return r, classify(err)
+}
+
+// stopped returns the caller's context error once it is cancelled or past
+// its deadline.
+func (c *Conn) stopped() error {
+	if c.caller == nil {
+		return nil
+	}
+	return c.caller.Err()
 }
 
 // Context is the context of the running operation.
@@ -426,12 +466,16 @@ func (db *DB) Do(ctx context.Context, fn func(c *Conn) error) error {
 	if db.primary == nil {
 		return ErrClosed
 	}
+	// Checked after the wait for the lock, which can be long.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if db.group.open {
 		// Inside the open group's write transaction: its snapshot is
 		// current (nobody else can commit) and shows its own changes.
-		return fn(&Conn{c: db.primary, ctx: context.WithoutCancel(ctx), dv: db.group.dv, lost: db.group.lost})
+		return fn(&Conn{c: db.primary, ctx: context.WithoutCancel(ctx), caller: ctx, dv: db.group.dv, lost: db.group.lost})
 	}
-	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), lazy: true, lost: db.group.lost}
+	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), caller: ctx, lazy: true, lost: db.group.lost}
 	if err := db.readDataVersion(c); err != nil {
 		return err
 	}
@@ -439,7 +483,7 @@ func (db *DB) Do(ctx context.Context, fn func(c *Conn) error) error {
 	if !stale {
 		return err
 	}
-	c = &Conn{c: db.primary, ctx: c.ctx, lost: db.group.lost}
+	c = &Conn{c: db.primary, ctx: c.ctx, caller: ctx, lost: db.group.lost}
 	if _, err := c.c.ExecContext(c.ctx, "BEGIN"); err != nil {
 		return classify(err)
 	}
@@ -492,10 +536,13 @@ func (db *DB) Write(ctx context.Context, fn func(c *Conn) error) (err error) {
 	if db.primary == nil {
 		return ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if db.group.delay > 0 {
 		return db.groupWrite(ctx, fn)
 	}
-	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), lost: db.group.lost}
+	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), caller: ctx, lost: db.group.lost}
 	db.catchUp(c.ctx)
 	if err := db.begin(c); err != nil {
 		return err
@@ -592,16 +639,12 @@ func (db *DB) readDataVersion(c *Conn) error {
 // Read runs fn on a reader connection inside a read transaction, in
 // parallel with the writer. Use it for bulk reads that do not need caches.
 func (db *DB) Read(ctx context.Context, fn func(c *Conn) error) error {
-	if db.readers == nil {
-		return ErrClosed
-	}
-	db.flushForReaders()
-	conn, err := db.readers.Conn(ctx)
+	conn, err := db.reader(ctx)
 	if err != nil {
-		return classify(err)
+		return err
 	}
 	defer conn.Close()
-	c := &Conn{c: conn, ctx: ctx}
+	c := &Conn{c: conn, ctx: ctx, caller: ctx}
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return classify(err)
 	}
@@ -721,16 +764,26 @@ func (db *DB) CopyTo(ctx context.Context, dest string) error {
 // key-value store and the tool-call log. They run in parallel with the
 // writer and with each other.
 func (db *DB) Query(ctx context.Context, fn func(c *Conn) error) error {
+	conn, err := db.reader(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return fn(&Conn{c: conn, ctx: ctx, caller: ctx})
+}
+
+// reader takes a reader connection once the writes of an open group
+// commit are visible to it.
+func (db *DB) reader(ctx context.Context) (*sql.Conn, error) {
 	if db.readers == nil {
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	db.flushForReaders()
 	conn, err := db.readers.Conn(ctx)
 	if err != nil {
-		return classify(err)
+		return nil, classify(err)
 	}
-	defer conn.Close()
-	return fn(&Conn{c: conn, ctx: ctx})
+	return conn, nil
 }
 
 // Checkpoint copies the WAL into the database file and truncates the WAL
@@ -753,7 +806,7 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 			}
 			if busy == 0 {
 				if cp := db.ckpt; cp != nil {
-					cp.long.Store(false)
+					cp.restarted()
 				}
 				return nil
 			}

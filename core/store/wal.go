@@ -21,7 +21,14 @@ import (
 // from an earlier use of the file); of those, the frames up to the last
 // commit frame are applied, later ones are a transaction that never
 // committed. An empty or invalid log leaves db as it is.
-func ApplyWAL(db, wal []byte) ([]byte, error) {
+func ApplyWAL(db, wal []byte) ([]byte, error) { return applyWAL(db, wal, nil) }
+
+// applyWAL is ApplyWAL; with decrypt, the pages are encrypted (frames
+// and file alike, internal/crypt): the checksums are over the plain pages
+// that decrypt writes into its first argument, and a frame that does not
+// decrypt ends the log as a wrong checksum does. The encrypted pages are
+// copied, as they are.
+func applyWAL(db, wal []byte, decrypt func(dst, page []byte, pgno int64) error) ([]byte, error) {
 	const hdr, fhdr = 32, 24
 	if len(wal) < hdr {
 		return db, nil
@@ -47,13 +54,24 @@ func ApplyWAL(db, wal []byte) ([]byte, error) {
 	type frame struct{ pgno, off int }
 	var pending, committed []frame
 	size := 0 // database size in pages at the last commit
+	var plain []byte
+	if decrypt != nil {
+		plain = make([]byte, pageSize)
+	}
 	for off := hdr; off+fhdr+pageSize <= len(wal); off += fhdr + pageSize {
 		h := wal[off : off+fhdr]
 		if binary.BigEndian.Uint32(h[8:]) != salt1 || binary.BigEndian.Uint32(h[12:]) != salt2 {
 			break
 		}
+		page := wal[off+fhdr : off+fhdr+pageSize]
+		if decrypt != nil {
+			if decrypt(plain, page, int64(binary.BigEndian.Uint32(h[0:]))) != nil {
+				break
+			}
+			page = plain
+		}
 		s0, s1 = walChecksum(bigEndian, h[:8], s0, s1)
-		s0, s1 = walChecksum(bigEndian, wal[off+fhdr:off+fhdr+pageSize], s0, s1)
+		s0, s1 = walChecksum(bigEndian, page, s0, s1)
 		if s0 != binary.BigEndian.Uint32(h[16:]) || s1 != binary.BigEndian.Uint32(h[20:]) {
 			break
 		}

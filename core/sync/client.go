@@ -60,9 +60,10 @@ func ReadMeta(path string) (*Meta, error) {
 	return &m, nil
 }
 
-// writeFileAtomic writes data to a new file, syncs it, and renames it
-// over path.
-func writeFileAtomic(path string, data []byte) error {
+// writeFile replaces path by a rename of a synced new file (never a
+// torn file); durable also syncs the directory, without which a power
+// loss may bring the old version back whole.
+func writeFile(path string, data []byte, durable bool) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -79,6 +80,9 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	if !durable {
+		return os.Rename(tmp, path)
+	}
 	return rename(tmp, path)
 }
 
@@ -93,12 +97,14 @@ func rename(from, to string) error {
 	return nil
 }
 
-func (m *Meta) save(path string) error {
+func (m *Meta) save(path string) error { return m.write(path, true) }
+
+func (m *Meta) write(path string, durable bool) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(metaPath(path), append(b, '\n'))
+	return writeFile(metaPath(path), append(b, '\n'), durable)
 }
 
 // remote is one conversation with the server.
@@ -178,7 +184,11 @@ func (c countingReader) ReadByte() (byte, error) {
 // pullPages asks for the pages changed since revision (all pages when
 // it is empty) and hands each to page. It returns the header.
 func (r *remote) pullPages(ctx context.Context, revision string, page func(id uint64, data []byte) error) (*pullHeader, error) {
-	req := pullRequest{ClientRevision: revision}
+	return r.pull(ctx, pullRequest{ClientRevision: revision}, page)
+}
+
+// pull sends one /pull-updates request and hands each page to page.
+func (r *remote) pull(ctx context.Context, req pullRequest, page func(id uint64, data []byte) error) (*pullHeader, error) {
 	resp, err := r.do(ctx, "/pull-updates", "application/protobuf", req.marshal())
 	if err != nil {
 		return nil, err
@@ -328,6 +338,9 @@ func Bootstrap(ctx context.Context, path, rawURL string, o Options, opts core.Op
 			os.Remove(path + "-sync.lock")
 		}
 	}()
+	if o.Partial != nil {
+		return bootstrapPartial(ctx, r, path, rawURL, o, opts)
+	}
 	rev, _, err := fetchBase(ctx, r, path, "")
 	if err != nil {
 		return err
@@ -456,6 +469,23 @@ func Pull(ctx context.Context, path string, o Options) (PullResult, error) {
 }
 
 func pull(ctx context.Context, r *remote, path string, m *Meta) (PullResult, error) {
+	if IsPartial(path) || m.Partial != nil {
+		// A partial agent stays partial while the remote has not changed
+		// (a probe that stops at the first page); else it is made whole
+		// first: the row diffs below read every page of the local
+		// database and the base.
+		changed, rev, err := remoteChanged(ctx, r, m.Revision)
+		if err != nil {
+			return PullResult{}, err
+		}
+		if !changed {
+			_ = rev // the same revision: no page was written since
+			return PullResult{Revision: m.Revision}, nil
+		}
+		if err := materialize(ctx, r, path, m); err != nil {
+			return PullResult{}, err
+		}
+	}
 	rev, changed, err := fetchBase(ctx, r, path, m.Revision)
 	if err != nil {
 		return PullResult{}, err
@@ -884,6 +914,15 @@ func GetStats(ctx context.Context, path string, o Options) (Stats, error) {
 	}
 	if st, err := os.Stat(path + "-wal"); err == nil {
 		s.MainWALSize = st.Size()
+	}
+	if IsPartial(path) {
+		p := partialOf(path)
+		p.mu.Lock()
+		err := p.reload()
+		s.MissingPages = int64(len(p.local))
+		p.mu.Unlock()
+		s.CDCOperations = -1
+		return s, err
 	}
 	db, c, err := local(ctx, path, o)
 	if err != nil {

@@ -48,7 +48,7 @@ func TestSyncEncrypted(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		if err := a.FS.WriteFile(name, data, vfs.WriteOptions{Perm: 0o644, CreateParents: true}); err != nil {
+		if err := a.FS.WriteFile(ctx, name, data, vfs.WriteOptions{Perm: 0o644, CreateParents: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -59,7 +59,7 @@ func TestSyncEncrypted(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		b, err := a.FS.ReadFile(name)
+		b, err := a.FS.ReadFile(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}

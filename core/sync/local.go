@@ -110,6 +110,15 @@ func openLocal(path string, o Options) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e == nil && IsPartial(path) {
+		// Through the VFS that fetches absent pages and keeps the list of
+		// absent pages right when SQLite writes (lazy.go).
+		c, err := (&sqlitedriver.SQLite{}).OpenConnector(fileURI(path, "vfs="+partialVFS()))
+		if err != nil {
+			return nil, err
+		}
+		return sql.OpenDB(c), nil
+	}
 	if e == nil {
 		return sql.Open(sqlite.DriverName, path)
 	}
@@ -138,6 +147,13 @@ func baseURI(path string, o Options) string {
 
 // openBase opens a base file alone, read-only.
 func openBase(path string, o Options) (*sql.DB, error) {
+	if agent := strings.TrimSuffix(path, "-sync-base"); o.Encryption == nil && agent != path && IsPartial(agent) {
+		c, err := (&sqlitedriver.SQLite{}).OpenConnector(fileURI(path, "immutable=1&vfs="+partialVFS()))
+		if err != nil {
+			return nil, err
+		}
+		return sql.OpenDB(c), nil
+	}
 	if o.Encryption == nil {
 		return sql.Open(sqlite.DriverName, immutableURI(path))
 	}

@@ -48,6 +48,7 @@ func GetStats(ctx context.Context, path string, o Options) (Stats, error) {
 type Server struct {
 	MaxRequestBytes int64
 	Log             *log.Logger
+	HistoryBytes    int64
 }
 
 // NewServer fails with ErrNeedsCgo in a build without cgo.
@@ -58,3 +59,5 @@ func (s *Server) Handler() http.Handler { return http.NotFoundHandler() }
 
 // Close does nothing.
 func (s *Server) Close() error { return nil }
+
+func setPartialToken(path, token string) {}

@@ -24,6 +24,7 @@ func Prepare(ctx context.Context, path, rawURL string, o Options, opts core.Opti
 		if m.RemoteURL != rawURL {
 			return fmt.Errorf("%s is synced with %s, not %s (EINVAL): a database has one sync remote; open it without a sync URL, or open another path", path, m.RemoteURL, rawURL)
 		}
+		setPartialToken(path, o.Token)
 		return nil
 	}
 	if !opts.Create {

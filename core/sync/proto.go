@@ -61,6 +61,10 @@ func (r *pullRequest) marshal() []byte {
 		b = protowire.AppendTag(b, 5, protowire.BytesType)
 		b = protowire.AppendBytes(b, r.ServerPagesSel)
 	}
+	if r.ServerQuerySel != "" {
+		b = protowire.AppendTag(b, 7, protowire.BytesType)
+		b = protowire.AppendString(b, r.ServerQuerySel)
+	}
 	return b
 }
 

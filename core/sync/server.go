@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	gosync "sync"
 	"time"
 
@@ -39,6 +38,10 @@ type Server struct {
 	MaxRequestBytes int64
 	// Log, when set, gets one line per request.
 	Log *log.Logger
+	// HistoryBytes bounds the page history kept per database for
+	// requests pinned to an older revision (partial clients' lazy reads;
+	// default DefaultHistoryBytes). Set it before the first request.
+	HistoryBytes int64
 
 	mu  gosync.Mutex
 	dbs map[string]*database
@@ -49,7 +52,7 @@ func NewServer(dir string) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return &Server{dir: dir, dbs: map[string]*database{}, MaxRequestBytes: 256 << 20}, nil
+	return &Server{dir: dir, dbs: map[string]*database{}, MaxRequestBytes: 256 << 20, HistoryBytes: DefaultHistoryBytes}, nil
 }
 
 // database is one served database. Every request holds mu from start to
@@ -66,7 +69,13 @@ type database struct {
 	epoch   string
 	rev     uint64
 	changed map[uint32]uint64 // 0-based page id -> revision that last wrote it
-	notify  chan struct{}     // closed at the next change (long polls)
+	// hist is ID.db-history (history.go); revisions from oldest to rev
+	// are served, pinned, byte-identical to what they were.
+	hist      *sql.DB
+	oldest    uint64
+	histBytes int64
+	limit     int64
+	notify    chan struct{} // closed at the next change (long polls)
 
 	// A hrana stream that ended a request inside a transaction keeps mu
 	// locked for its next request (owner is its baton) until streamIdle.
@@ -86,7 +95,7 @@ func (s *Server) get(ctx context.Context, id string) (*database, error) {
 	if d := s.dbs[id]; d != nil {
 		return d, nil
 	}
-	d, err := openServed(ctx, filepath.Join(s.dir, id+".db"))
+	d, err := openServed(ctx, filepath.Join(s.dir, id+".db"), s.HistoryBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -94,21 +103,32 @@ func (s *Server) get(ctx context.Context, id string) (*database, error) {
 	return d, nil
 }
 
-func openServed(ctx context.Context, path string) (*database, error) {
+func openServed(ctx context.Context, path string, limit int64) (*database, error) {
 	_, statErr := os.Stat(path)
+	fp := fingerprint(path)
+	if errors.Is(statErr, os.ErrNotExist) {
+		fp = ""
+	}
+	hist, err := openHistory(ctx, path+"-history")
+	if err != nil {
+		return nil, err
+	}
 	db, err := sql.Open(sqlite.DriverName, path)
 	if err != nil {
+		hist.Close()
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		db.Close()
+		hist.Close()
 		return nil, err
 	}
 	fail := func(err error) (*database, error) {
 		conn.Close()
 		db.Close()
+		hist.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	// page_size before anything is written; autocheckpoint off, so the
@@ -148,9 +168,17 @@ func openServed(ctx context.Context, path string) (*database, error) {
 	}
 	var b [8]byte
 	rand.Read(b[:])
-	d := &database{path: path, db: db, conn: conn, epoch: hex.EncodeToString(b[:]), rev: 1,
+	if limit <= 0 {
+		limit = DefaultHistoryBytes
+	}
+	d := &database{path: path, db: db, conn: conn, hist: hist, limit: limit,
 		changed: map[uint32]uint64{}, notify: make(chan struct{})}
-	if err := d.checkpoint(ctx); err != nil {
+	if err := d.loadHistory(ctx, fp, hex.EncodeToString(b[:])); err != nil {
+		return fail(err)
+	}
+	// Pages a crashed run (or the creation above) left in the WAL become
+	// a revision of their own.
+	if err := d.afterWrite(ctx); err != nil {
 		return fail(err)
 	}
 	return d, nil
@@ -165,15 +193,26 @@ func (d *database) afterWrite(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(pages) > 0 {
-		d.rev++
-		for _, p := range pages {
-			d.changed[p] = d.rev
-		}
-		close(d.notify)
-		d.notify = make(chan struct{})
+	if len(pages) == 0 {
+		return d.checkpoint(ctx)
 	}
-	return d.checkpoint(ctx)
+	rev := d.rev + 1
+	// The versions this write replaces go to the history first: a crash
+	// after this commit and before the checkpoint leaves the file as it
+	// was, and the next run records the WAL's pages again.
+	if err := d.saveHistory(ctx, rev, pages, walCommitSize(d.path+"-wal")); err != nil {
+		return fmt.Errorf("saving page history: %w", err)
+	}
+	d.rev = rev
+	for _, p := range pages {
+		d.changed[p] = rev
+	}
+	close(d.notify)
+	d.notify = make(chan struct{})
+	if err := d.checkpoint(ctx); err != nil {
+		return err
+	}
+	return d.afterCheckpoint(ctx, rev, d.limit)
 }
 
 func (d *database) checkpoint(ctx context.Context) error {
@@ -271,10 +310,6 @@ func (s *Server) pullUpdates(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this server streams pages only (no MVCC logical log)", http.StatusBadRequest)
 		return
 	}
-	if req.ServerQuerySel != "" {
-		http.Error(w, "server_query_selector is not supported: bootstrap by prefix or in full", http.StatusBadRequest)
-		return
-	}
 	sel, err := decodeRoaring(req.ServerPagesSel)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -300,9 +335,27 @@ func (s *Server) pullUpdates(w http.ResponseWriter, r *http.Request) {
 		d.mu.Lock()
 	}
 	defer d.mu.Unlock()
-	if req.ServerRevision != "" && req.ServerRevision != d.revision() {
-		http.Error(w, fmt.Sprintf("revision %s is no longer served (now %s): start the transfer again", req.ServerRevision, d.revision()), http.StatusConflict)
-		return
+	at := d.rev
+	if req.ServerRevision != "" {
+		n, ok := d.parseRev(req.ServerRevision)
+		if !ok || n < d.oldest {
+			// 410: the client's pinned view is gone; it must bootstrap again.
+			http.Error(w, fmt.Sprintf("revision %s is no longer served (now %s; page history from %s.%d on): bootstrap again", req.ServerRevision, d.revision(), d.epoch, d.oldest), http.StatusGone)
+			return
+		}
+		at = n
+	}
+	if req.ServerQuerySel != "" && len(sel) == 0 {
+		if at != d.rev {
+			http.Error(w, "server_query_selector is answered at the latest revision only", http.StatusBadRequest)
+			return
+		}
+		qsel, err := queryPages(r.Context(), d.path, req.ServerQuerySel)
+		if err != nil {
+			http.Error(w, "server_query_selector: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		sel = qsel
 	}
 	f, err := os.Open(d.path)
 	if err != nil {
@@ -310,12 +363,11 @@ func (s *Server) pullUpdates(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	dbSize, err := d.sizeAt(r.Context(), at)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	dbSize := uint32(st.Size() / PageSize)
 	var pages []uint32
 	switch {
 	case len(sel) > 0:
@@ -325,32 +377,45 @@ func (s *Server) pullUpdates(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case req.ClientRevision != "":
-		epoch, n, ok := strings.Cut(req.ClientRevision, ".")
-		since, err := strconv.ParseUint(n, 10, 64)
-		if ok && err == nil && epoch == d.epoch && since <= d.rev {
-			for p, rev := range d.changed {
-				if rev > since && p < dbSize {
+		since, ok := d.parseRev(req.ClientRevision)
+		if ok && since >= d.oldest && since <= at {
+			if at == d.rev {
+				for p, rev := range d.changed {
+					if rev > since && p < dbSize {
+						pages = append(pages, p)
+					}
+				}
+				sort.Slice(pages, func(i, j int) bool { return pages[i] < pages[j] })
+				break
+			}
+			ch, err := d.changedBetween(r.Context(), since, at)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			for _, p := range ch {
+				if p < dbSize {
 					pages = append(pages, p)
 				}
 			}
-			sort.Slice(pages, func(i, j int) bool { return pages[i] < pages[j] })
 			break
 		}
-		fallthrough // a revision of another epoch: every page
+		fallthrough // a revision of another epoch, or older than the history: every page
 	default:
 		pages = make([]uint32, dbSize)
 		for i := range pages {
 			pages[i] = uint32(i)
 		}
 	}
-	hdr := pullHeader{ServerRevision: d.revision(), DBSize: uint64(dbSize), Raw: true, Protocol: 1}
+	served := d.epoch + "." + strconv.FormatUint(at, 10)
+	hdr := pullHeader{ServerRevision: served, DBSize: uint64(dbSize), Raw: true, Protocol: 1}
 	w.Header().Set("Content-Type", "application/protobuf")
 	if _, err := w.Write(delimited(hdr.marshal())); err != nil {
 		return
 	}
 	buf := make([]byte, PageSize)
 	for _, p := range pages {
-		if _, err := f.ReadAt(buf, int64(p)*PageSize); err != nil {
+		if err := d.readPageAt(r.Context(), f, p, at, buf); err != nil {
 			s.logf(r, "reading page %d: %v", p, err)
 			return // the client sees a cut stream and retries
 		}
@@ -358,7 +423,7 @@ func (s *Server) pullUpdates(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.logf(r, "%d of %d pages at %s (client at %q)", len(pages), dbSize, d.revision(), req.ClientRevision)
+	s.logf(r, "%d of %d pages at %s (client at %q)", len(pages), dbSize, served, req.ClientRevision)
 }
 
 // streamIdle is how long a stream that left a transaction open keeps
@@ -543,6 +608,9 @@ func (s *Server) Close() error {
 		d.mu.Lock()
 		d.conn.Close()
 		if err := d.db.Close(); err != nil && first == nil {
+			first = err
+		}
+		if err := d.hist.Close(); err != nil && first == nil {
 			first = err
 		}
 		d.mu.Unlock()

@@ -137,7 +137,7 @@ func TestPushPullBetweenAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ag.FS.WriteFile("/f.txt", []byte("from a"), vfs.WriteOptions{}); err != nil {
+	if err := ag.FS.WriteFile(ctx, "/f.txt", []byte("from a"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ag.Close()
@@ -151,7 +151,7 @@ func TestPushPullBetweenAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := bg.FS.ReadFile("/f.txt")
+	data, err := bg.FS.ReadFile(ctx, "/f.txt")
 	bg.Close()
 	if err != nil || string(data) != "from a" {
 		t.Fatalf("b reads %q, %v", data, err)
@@ -187,7 +187,7 @@ func TestPushInBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ag.FS.WriteFile("/big", data, vfs.WriteOptions{}); err != nil {
+	if err := ag.FS.WriteFile(ctx, "/big", data, vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ag.Close()
@@ -202,7 +202,7 @@ func TestPushInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bg.Close()
-	got, err := bg.FS.ReadFile("/big")
+	got, err := bg.FS.ReadFile(ctx, "/big")
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read %d bytes, %v", len(got), err)
 	}

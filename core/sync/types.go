@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/agentfs-go/agentfs/core/store"
@@ -8,6 +9,10 @@ import (
 
 // The types of the client's API, shared by the cgo build (client.go) and
 // builds without cgo (nocgo.go).
+
+// DefaultHistoryBytes bounds the page history the server keeps per
+// database (Server.HistoryBytes).
+const DefaultHistoryBytes = 256 << 20
 
 // Options of a sync operation.
 type Options struct {
@@ -19,6 +24,44 @@ type Options struct {
 	// The base kept beside it is then encrypted with the same key; the
 	// wire and the remote hold plain pages (docs/SYNC.md).
 	Encryption *store.Encryption
+	// Partial, at a bootstrap, fetches only a subset of the remote's
+	// pages; the rest arrive when read (docs/SYNC.md, "Partial sync").
+	Partial *Partial
+}
+
+// Partial is a partial bootstrap (the options of Turso's AgentFS
+// --sync-partial-*): the pages of a prefix of BootstrapLength bytes, or
+// the pages the server reads to run BootstrapQuery; later reads of absent
+// pages fetch them in segments of SegmentSize bytes (default 128 KiB),
+// with Prefetch also the children of fetched interior b-tree pages.
+type Partial struct {
+	BootstrapLength int64  `json:"bootstrap_length,omitempty"`
+	BootstrapQuery  string `json:"bootstrap_query,omitempty"`
+	SegmentSize     int    `json:"segment_size,omitempty"`
+	Prefetch        bool   `json:"prefetch,omitempty"`
+}
+
+// Check refuses a partial bootstrap that names no part of the remote,
+// both parts, or a negative size (EINVAL): the one check behind `agentfs
+// init --sync-partial-*`, the SDKs' handshake and Bootstrap itself.
+func (p *Partial) Check() error {
+	switch {
+	case p.BootstrapLength < 0 || p.SegmentSize < 0:
+		return errors.New("partial sync sizes (bootstrap length, segment size) are byte counts, not negative (EINVAL)")
+	case p.BootstrapLength > 0 && p.BootstrapQuery != "":
+		return errors.New("a partial bootstrap takes a prefix length or a query: they exclude each other (EINVAL)")
+	case p.BootstrapLength == 0 && p.BootstrapQuery == "":
+		return errors.New("partial sync needs a bootstrap: a prefix length (bytes) or a query (SQL) (EINVAL)")
+	}
+	return nil
+}
+
+func (p *Partial) segmentPages() int {
+	s := p.SegmentSize
+	if s <= 0 {
+		s = 128 << 10
+	}
+	return max(1, s/PageSize)
 }
 
 // PullResult says what a pull did.
@@ -47,6 +90,10 @@ type Stats struct {
 	NetworkSentBytes     int64  `json:"network_sent_bytes"`
 	NetworkReceivedBytes int64  `json:"network_received_bytes"`
 	RemoteURL            string `json:"remote_url"`
+	// MissingPages counts the pages a partially bootstrapped agent has
+	// not fetched yet (0 once whole). While it is not 0, CDCOperations is
+	// -1: counting local changes would read, and so fetch, every page.
+	MissingPages int64 `json:"partial_missing_pages"`
 }
 
 // Meta is the sync state of a local database (P-sync.json).
@@ -59,4 +106,7 @@ type Meta struct {
 	SentBytes    int64  `json:"network_sent_bytes"`
 	ReceivedByte int64  `json:"network_received_bytes"`
 	Pushes       int64  `json:"pushes"`
+	// Partial is set while the agent has pages it has not fetched yet:
+	// they are read at Revision, the revision of the bootstrap.
+	Partial *Partial `json:"partial,omitempty"`
 }

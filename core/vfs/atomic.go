@@ -51,7 +51,11 @@ const stagingXattr = "agentfs.staging"
 // AtomicFile is a file being written from a stream that becomes the
 // content of its path at Commit, all at once, or never.
 type AtomicFile struct {
-	f    *FS
+	f *FS
+	// ctx is CreateAtomic's context: every batch and the commit run under
+	// it, so a cancelled writer stops at its next batch with the old
+	// content intact.
+	ctx  context.Context
 	path string
 	opts WriteOptions
 	buf  []byte // bytes not yet staged; cap stageBatch
@@ -66,7 +70,7 @@ type AtomicFile struct {
 // checks of open(2) (ENOENT, EISDIR, EEXIST with Exclusive...) are made
 // now and again at Commit. Append is not supported (EINVAL): an append
 // from a stream is a sequence of writes.
-func (f *FS) CreateAtomic(path string, opts WriteOptions) (*AtomicFile, error) {
+func (f *FS) CreateAtomic(ctx context.Context, path string, opts WriteOptions) (*AtomicFile, error) {
 	if opts.Append {
 		return nil, pathErr("open", path, syscall.EINVAL)
 	}
@@ -76,7 +80,7 @@ func (f *FS) CreateAtomic(path string, opts WriteOptions) (*AtomicFile, error) {
 	if opts.Perm == 0 && !opts.SetPerm {
 		opts.Perm = 0o644
 	}
-	err := f.read(func(c *store.Conn) error {
+	err := f.read(ctx, func(c *store.Conn) error {
 		l, err := f.resolveCreate(c, path, opts.Exclusive, true)
 		if err != nil {
 			if opts.CreateParents && errnoOf(err) == syscall.ENOENT {
@@ -89,7 +93,7 @@ func (f *FS) CreateAtomic(path string, opts WriteOptions) (*AtomicFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &AtomicFile{f: f, path: path, opts: opts, buf: make([]byte, 0, stageBatch)}, nil
+	return &AtomicFile{f: f, ctx: ctx, path: path, opts: opts, buf: make([]byte, 0, stageBatch)}, nil
 }
 
 // checkWriteTarget checks that l, the resolution of path for a write that
@@ -141,10 +145,11 @@ func (a *AtomicFile) Write(p []byte) (int, error) {
 // ReadFrom copies r into the new content until EOF (io.Copy uses it), with
 // no buffer besides the batch.
 func (a *AtomicFile) ReadFrom(r io.Reader) (int64, error) {
-	return a.readFrom(context.Background(), r)
+	return a.readFrom(r)
 }
 
-func (a *AtomicFile) readFrom(ctx context.Context, r io.Reader) (int64, error) {
+func (a *AtomicFile) readFrom(r io.Reader) (int64, error) {
+	ctx := a.ctx
 	if a.done {
 		return 0, pathErr("write", a.path, syscall.EBADF)
 	}
@@ -180,7 +185,7 @@ func (a *AtomicFile) readFrom(ctx context.Context, r io.Reader) (int64, error) {
 // stage writes the full batch into the staging inode, creating it first.
 func (a *AtomicFile) stage() error {
 	f := a.f
-	err := f.write(func(c *store.Conn) error {
+	err := f.write(a.ctx, func(c *store.Conn) error {
 		if a.ino == 0 {
 			if _, err := f.reclaimStaging(c); err != nil {
 				return err
@@ -270,11 +275,11 @@ func (a *AtomicFile) Commit() error {
 	f := a.f
 	if a.ino == 0 {
 		// Everything is in memory: WriteFile's single transaction.
-		err := f.WriteFile(a.path, a.buf, a.opts)
+		err := f.WriteFile(a.ctx, a.path, a.buf, a.opts)
 		a.done, a.buf = true, nil
 		return err
 	}
-	err := f.write(func(c *store.Conn) error {
+	err := f.write(a.ctx, func(c *store.Conn) error {
 		if err := f.checkStaging(c, a.ino, a.path); err != nil {
 			return err
 		}
@@ -328,7 +333,8 @@ func (a *AtomicFile) Abort() error {
 	}
 	ino := a.ino
 	f := a.f
-	err := f.write(func(c *store.Conn) error {
+	// Cleanup runs even when the writer was cancelled.
+	err := f.write(context.WithoutCancel(a.ctx), func(c *store.Conn) error {
 		if err := f.checkStaging(c, ino, a.path); err != nil {
 			return nil // already reclaimed
 		}
@@ -405,11 +411,11 @@ func (f *FS) moveData(c *store.Conn, from, ino, size int64, now time.Time) error
 // fails, ctx is cancelled, or the process dies, the file keeps its old
 // content. It returns the number of bytes written.
 func (f *FS) WriteFileFrom(ctx context.Context, path string, r io.Reader, opts WriteOptions) (int64, error) {
-	a, err := f.CreateAtomic(path, opts)
+	a, err := f.CreateAtomic(ctx, path, opts)
 	if err != nil {
 		return 0, err
 	}
-	n, err := a.readFrom(ctx, r)
+	n, err := a.readFrom(r)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -425,9 +431,9 @@ func (f *FS) WriteFileFrom(ctx context.Context, path string, r io.Reader, opts W
 // reads first and writes only when there is something to delete, so it
 // costs one query when there is none; core.Open calls it on every
 // writable open.
-func (f *FS) ReclaimStaging() (int, error) {
+func (f *FS) ReclaimStaging(ctx context.Context) (int, error) {
 	var dead []int64
-	err := f.read(func(c *store.Conn) error {
+	err := f.read(ctx, func(c *store.Conn) error {
 		var err error
 		dead, err = f.deadStaging(c)
 		return err
@@ -436,7 +442,7 @@ func (f *FS) ReclaimStaging() (int, error) {
 		return 0, err
 	}
 	n := 0
-	err = f.write(func(c *store.Conn) error {
+	err = f.write(ctx, func(c *store.Conn) error {
 		var err error
 		n, err = f.reclaimStaging(c)
 		return err

@@ -77,7 +77,7 @@ func (s *stream) Read(p []byte) (int, error) {
 // large file is never whole in memory) and returns its size.
 func fileHash(t testing.TB, f *vfs.FS, path string) ([]byte, int64) {
 	t.Helper()
-	h, err := f.Open(path, os.O_RDONLY, 0)
+	h, err := f.Open(ctx, path, os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
@@ -112,7 +112,7 @@ const oldSize = 3<<20 + 777 // the content a failed write must leave
 func withOld(t testing.TB) (*core.Agent, []byte) {
 	a := openAgent(t)
 	old := pattern(oldSize, 7)
-	must(t, a.FS.WriteFile("/f", old, vfs.WriteOptions{Perm: 0o600}))
+	must(t, a.FS.WriteFile(ctx, "/f", old, vfs.WriteOptions{Perm: 0o600}))
 	return a, old
 }
 
@@ -159,7 +159,7 @@ func TestAttack_Atomic_CancelKeepsOld(t *testing.T) {
 	if _, err := a.FS.WriteFileFrom(cctx, "/new/dir/g", s, vfs.WriteOptions{CreateParents: true}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("WriteFileFrom(new) = %v; want context.Canceled", err)
 	}
-	if ok, _ := a.FS.Exists("/new"); ok {
+	if ok, _ := a.FS.Exists(ctx, "/new"); ok {
 		t.Errorf("/new exists after a cancelled write with CreateParents")
 	}
 	wantNoStaging(t, a)
@@ -216,10 +216,10 @@ func TestAttack_Atomic_StreamMemoryBounded(t *testing.T) {
 func TestAtomic_ReplaceKeepsInode(t *testing.T) {
 	a, _ := withOld(t)
 	f := a.FS
-	must(t, f.Link("/f", "/g"))
-	must(t, f.Setxattr("/f", "user.k", []byte("v"), 0, true))
+	must(t, f.Link(ctx, "/f", "/g"))
+	must(t, f.Setxattr(ctx, "/f", "user.k", []byte("v"), 0, true))
 	before := lstat(t, f, "/f")
-	h, err := f.Open("/f", os.O_RDONLY, 0)
+	h, err := f.Open(ctx, "/f", os.O_RDONLY, 0)
 	must(t, err)
 	defer h.Close()
 	s := newStream(9<<20+5, 5)
@@ -235,7 +235,7 @@ func TestAtomic_ReplaceKeepsInode(t *testing.T) {
 	if hs, err := h.Stat(); err != nil || hs.Size != 9<<20+5 {
 		t.Errorf("a handle open before the replace: size %d, %v; want the new size", hs.Size, err)
 	}
-	if v, err := f.Getxattr("/f", "user.k", true); err != nil || string(v) != "v" {
+	if v, err := f.Getxattr(ctx, "/f", "user.k", true); err != nil || string(v) != "v" {
 		t.Errorf("xattr after replace = %q, %v", v, err)
 	}
 	wantNoStaging(t, a)
@@ -246,7 +246,7 @@ func TestAtomic_ReplaceKeepsInode(t *testing.T) {
 func TestAtomic_CreateChecks(t *testing.T) {
 	a, _ := withOld(t)
 	f := a.FS
-	must(t, f.Mkdir("/d", 0o755))
+	must(t, f.Mkdir(ctx, "/d", 0o755))
 	for _, c := range []struct {
 		path string
 		opts vfs.WriteOptions
@@ -258,7 +258,7 @@ func TestAtomic_CreateChecks(t *testing.T) {
 		{"/f/x", vfs.WriteOptions{}, syscall.ENOTDIR},
 		{"/f", vfs.WriteOptions{Append: true}, syscall.EINVAL},
 	} {
-		_, err := f.CreateAtomic(c.path, c.opts)
+		_, err := f.CreateAtomic(ctx, c.path, c.opts)
 		wantErrno(t, "CreateAtomic("+c.path+")", err, c.want)
 	}
 	s := newStream(5<<20, 6)
@@ -271,12 +271,12 @@ func TestAtomic_CreateChecks(t *testing.T) {
 	wantHash(t, f, "/p/q/new", s.h.Sum(nil), 5<<20)
 	// A directory made where the file was to go while it was staged: the
 	// commit fails, nothing is left.
-	w, err := f.CreateAtomic("/late", vfs.WriteOptions{})
+	w, err := f.CreateAtomic(ctx, "/late", vfs.WriteOptions{})
 	must(t, err)
 	if _, err := io.Copy(w, newStream(6<<20, 8)); err != nil {
 		t.Fatal(err)
 	}
-	must(t, f.Mkdir("/late", 0o755))
+	must(t, f.Mkdir(ctx, "/late", 0o755))
 	wantErrno(t, "Commit over a new directory", w.Commit(), syscall.EISDIR)
 	wantNoStaging(t, a)
 }
@@ -289,8 +289,8 @@ func TestAttack_Atomic_StagingSurvivesFsckAndReclaim(t *testing.T) {
 	a, _ := withOld(t)
 	f := a.FS
 	// A client cannot mark a file of its own as staging.
-	wantErrno(t, "setxattr agentfs.staging", f.Setxattr("/f", "agentfs.staging", []byte("linux:x:1:1"), 0, true), syscall.EPERM)
-	w, err := f.CreateAtomic("/f", vfs.WriteOptions{})
+	wantErrno(t, "setxattr agentfs.staging", f.Setxattr(ctx, "/f", "agentfs.staging", []byte("linux:x:1:1"), 0, true), syscall.EPERM)
+	w, err := f.CreateAtomic(ctx, "/f", vfs.WriteOptions{})
 	must(t, err)
 	s := newStream(10<<20, 9)
 	if _, err := io.CopyN(w, s, 9<<20); err != nil {
@@ -302,7 +302,7 @@ func TestAttack_Atomic_StagingSurvivesFsckAndReclaim(t *testing.T) {
 			t.Fatalf("fsck(repair=%v) during a staged write: %+v, %v", repair, rep, err)
 		}
 	}
-	if n, err := f.ReclaimStaging(); err != nil || n != 0 {
+	if n, err := f.ReclaimStaging(ctx); err != nil || n != 0 {
 		t.Fatalf("ReclaimStaging during a staged write = %d, %v; want 0", n, err)
 	}
 	if _, err := io.Copy(w, s); err != nil {
@@ -335,7 +335,7 @@ func TestAttack_Atomic_StagingSurvivesFsckAndReclaim(t *testing.T) {
 	if len(rep.Problems) != 2 || rep.Problems[0].Rule != "orphan" || !rep.Problems[0].Repairable {
 		t.Errorf("fsck with two dead staging inodes: %+v; want 2 repairable orphans", rep.Problems)
 	}
-	if n, err := f.ReclaimStaging(); err != nil || n != 2 {
+	if n, err := f.ReclaimStaging(ctx); err != nil || n != 2 {
 		t.Errorf("ReclaimStaging = %d, %v; want 2", n, err)
 	}
 	wantNoStaging(t, a)
@@ -362,7 +362,7 @@ func TestAttack_Atomic_HandleWrites(t *testing.T) {
 	f := a.FS
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | vfs.OAtomic
 	for _, commit := range []bool{false, true} {
-		h, err := f.Open("/f", flags, 0o644)
+		h, err := f.Open(ctx, "/f", flags, 0o644)
 		must(t, err)
 		s := newStream(9<<20+3, 10)
 		buf := make([]byte, 1<<20)
@@ -396,7 +396,7 @@ func TestAttack_Atomic_HandleWrites(t *testing.T) {
 		must(t, h.Close())
 		wantHash(t, f, "/f", s.h.Sum(nil), off)
 	}
-	_, err := f.Open("/f", os.O_RDWR|os.O_CREATE|vfs.OAtomic, 0o644)
+	_, err := f.Open(ctx, "/f", os.O_RDWR|os.O_CREATE|vfs.OAtomic, 0o644)
 	wantErrno(t, "OAtomic without O_WRONLY|O_TRUNC", err, syscall.EINVAL)
 	wantNoStaging(t, a)
 }

@@ -44,25 +44,25 @@ func TestFS_CacheCoherence(t *testing.T) {
 		}},
 	} {
 		t.Run(b.name, func(t *testing.T) {
-			must(t, f1.RemoveAll("/w"))
-			must(t, f1.MkdirAll("/w", 0o755))
+			must(t, f1.RemoveAll(ctx, "/w"))
+			must(t, f1.MkdirAll(ctx, "/w", 0o755))
 			writeFile(t, f1, "/w/f", "one")
 			// Fill the first instance's caches.
 			wantContent(t, f1, "/w/f", "one")
 			readdir(t, f1, "/w")
-			_, _ = f1.Stat("/w/g") // negative entry
-			_, _ = f1.ReaddirPlus("/w")
+			_, _ = f1.Stat(ctx, "/w/g") // negative entry
+			_, _ = f1.ReaddirPlus(ctx, "/w")
 
-			must(t, f2.WriteFile("/w/f", []byte("second"), vfs.WriteOptions{}))
+			must(t, f2.WriteFile(ctx, "/w/f", []byte("second"), vfs.WriteOptions{}))
 			b.run(t)
 			wantContent(t, f1, "/w/f", "second")
 			if st := lstat(t, f1, "/w/f"); st.Size != 6 {
 				t.Errorf("size seen by the first instance: got %d, want 6", st.Size)
 			}
 
-			must(t, f2.Rename("/w/f", "/w/g"))
+			must(t, f2.Rename(ctx, "/w/f", "/w/g"))
 			b.run(t)
-			if _, err := f1.Stat("/w/f"); vfs.Errno(err) != syscall.ENOENT {
+			if _, err := f1.Stat(ctx, "/w/f"); vfs.Errno(err) != syscall.ENOENT {
 				t.Errorf("Stat(/w/f) after another instance renamed it: got %v, want ENOENT", err)
 			}
 			wantContent(t, f1, "/w/g", "second")
@@ -70,44 +70,44 @@ func TestFS_CacheCoherence(t *testing.T) {
 				t.Errorf("Readdir(/w) after rename: got %q, want [g]", got)
 			}
 
-			must(t, f2.Unlink("/w/g"))
+			must(t, f2.Unlink(ctx, "/w/g"))
 			b.run(t)
-			if _, err := f1.Stat("/w/g"); vfs.Errno(err) != syscall.ENOENT {
+			if _, err := f1.Stat(ctx, "/w/g"); vfs.Errno(err) != syscall.ENOENT {
 				t.Errorf("Stat(/w/g) after another instance deleted it: got %v, want ENOENT", err)
 			}
 
-			must(t, f2.Mkdir("/w/g", 0o700))
+			must(t, f2.Mkdir(ctx, "/w/g", 0o700))
 			b.run(t)
-			if st, err := f1.Stat("/w/g"); err != nil || !st.IsDir() {
+			if st, err := f1.Stat(ctx, "/w/g"); err != nil || !st.IsDir() {
 				t.Errorf("Stat(/w/g) after another instance made it a directory: got %o, %v", st.Mode, err)
 			}
 
-			must(t, f2.Chmod("/w/g", 0o750))
+			must(t, f2.Chmod(ctx, "/w/g", 0o750))
 			b.run(t)
 			if st := lstat(t, f1, "/w/g"); st.Perm() != 0o750 {
 				t.Errorf("perm after another instance's chmod: got %o, want 750", st.Perm())
 			}
 
-			must(t, f2.Rmdir("/w/g"))
-			must(t, f2.Symlink("target", "/w/g"))
+			must(t, f2.Rmdir(ctx, "/w/g"))
+			must(t, f2.Symlink(ctx, "target", "/w/g"))
 			b.run(t)
-			if got, err := f1.Readlink("/w/g"); err != nil || got != "target" {
+			if got, err := f1.Readlink(ctx, "/w/g"); err != nil || got != "target" {
 				t.Errorf("Readlink after another instance made a link: got %q, %v", got, err)
 			}
 
 			// A write by the first instance uses fresh state too.
 			writeFile(t, f2, "/w/app", "abc")
 			wantContent(t, f1, "/w/app", "abc")
-			must(t, f2.WriteFile("/w/app", []byte("defgh"), vfs.WriteOptions{}))
+			must(t, f2.WriteFile(ctx, "/w/app", []byte("defgh"), vfs.WriteOptions{}))
 			b.run(t)
-			must(t, f1.WriteFile("/w/app", []byte("!"), vfs.WriteOptions{Append: true}))
+			must(t, f1.WriteFile(ctx, "/w/app", []byte("!"), vfs.WriteOptions{Append: true}))
 			wantContent(t, f2, "/w/app", "defgh!")
 			wantContent(t, f1, "/w/app", "defgh!")
 
 			// An open handle of the first instance sees the new size.
-			h, err := f1.Open("/w/app", os.O_RDWR|os.O_APPEND, 0)
+			h, err := f1.Open(ctx, "/w/app", os.O_RDWR|os.O_APPEND, 0)
 			must(t, err)
-			must(t, f2.WriteFile("/w/app", []byte("0123456789"), vfs.WriteOptions{}))
+			must(t, f2.WriteFile(ctx, "/w/app", []byte("0123456789"), vfs.WriteOptions{}))
 			b.run(t)
 			_, err = h.Write([]byte("+"))
 			must(t, err)
@@ -128,8 +128,8 @@ func TestFS_OpenUnlinkRace(t *testing.T) {
 		var h *vfs.File
 		var openErr error
 		wg.Add(2)
-		go func() { defer wg.Done(); h, openErr = f.Open("/f", os.O_RDONLY, 0) }()
-		go func() { defer wg.Done(); _ = f.Unlink("/f") }()
+		go func() { defer wg.Done(); h, openErr = f.Open(ctx, "/f", os.O_RDONLY, 0) }()
+		go func() { defer wg.Done(); _ = f.Unlink(ctx, "/f") }()
 		wg.Wait()
 		if openErr != nil {
 			wantErrno(t, "Open racing Unlink", openErr, syscall.ENOENT)
@@ -150,28 +150,28 @@ func TestFS_CompleteDirectorySeesForeignCreates(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "a.db")
 	a := openAgentAt(t, p).FS
 	b := openAgentAt(t, p).FS
-	if err := a.Mkdir("/fresh", 0o755); err != nil {
+	if err := a.Mkdir(ctx, "/fresh", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Stat("/fresh/x"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := a.Stat(ctx, "/fresh/x"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Stat of a missing name: %v, want not exist", err)
 	}
-	if err := b.WriteFile("/fresh/x", []byte("from b"), vfs.WriteOptions{}); err != nil {
+	if err := b.WriteFile(ctx, "/fresh/x", []byte("from b"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := a.ReadFile("/fresh/x"); err != nil || string(got) != "from b" {
+	if got, err := a.ReadFile(ctx, "/fresh/x"); err != nil || string(got) != "from b" {
 		t.Fatalf("ReadFile after a foreign create = %q, %v", got, err)
 	}
-	if _, err := a.Readdir("/fresh"); err != nil {
+	if _, err := a.Readdir(ctx, "/fresh"); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.WriteFile("/fresh/y", []byte("y"), vfs.WriteOptions{}); err != nil {
+	if err := b.WriteFile(ctx, "/fresh/y", []byte("y"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if names, err := a.Readdir("/fresh"); err != nil || len(names) != 2 {
+	if names, err := a.Readdir(ctx, "/fresh"); err != nil || len(names) != 2 {
 		t.Fatalf("Readdir after a second foreign create = %v, %v; want [x y]", names, err)
 	}
-	if _, err := a.Stat("/fresh/y"); err != nil {
+	if _, err := a.Stat(ctx, "/fresh/y"); err != nil {
 		t.Fatalf("Stat of the foreign file: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"strings"
@@ -8,9 +9,10 @@ import (
 	"time"
 )
 
-// TreeFS is what CopyTree needs of a filesystem: *FS has it, and so does
-// the sandbox's policy-checking view of one, so a copy in the sandbox is
-// checked path by path like any other command.
+// TreeFS is what CopyTree needs of a filesystem: an *FS bound to a
+// context (Bind) has it, and so does the sandbox's policy-checking view of
+// one, so a copy in the sandbox is checked path by path like any other
+// command.
 type TreeFS interface {
 	Stat(p string) (Stat, error)
 	Lstat(p string) (Stat, error)
@@ -24,6 +26,37 @@ type TreeFS interface {
 	WriteFile(p string, data []byte, opts WriteOptions) error
 	Chmod(p string, perm uint32) error
 	Utimens(p string, atime, mtime *time.Time, follow bool) error
+}
+
+// Bind returns f as a TreeFS whose operations all run under ctx: a
+// cancelled copy stops at its next file.
+func (f *FS) Bind(ctx context.Context) TreeFS { return boundFS{ctx, f} }
+
+type boundFS struct {
+	ctx context.Context
+	f   *FS
+}
+
+func (b boundFS) Stat(p string) (Stat, error)  { return b.f.Stat(b.ctx, p) }
+func (b boundFS) Lstat(p string) (Stat, error) { return b.f.Lstat(b.ctx, p) }
+func (b boundFS) ReaddirPlus(p string) ([]DirEntry, error) {
+	return b.f.ReaddirPlus(b.ctx, p)
+}
+func (b boundFS) Mkdir(p string, perm uint32) error  { return b.f.Mkdir(b.ctx, p, perm) }
+func (b boundFS) Readlink(p string) (string, error)  { return b.f.Readlink(b.ctx, p) }
+func (b boundFS) Symlink(target, linkp string) error { return b.f.Symlink(b.ctx, target, linkp) }
+func (b boundFS) Unlink(p string) error              { return b.f.Unlink(b.ctx, p) }
+func (b boundFS) CopyFile(src, dst string) error     { return b.f.CopyFile(b.ctx, src, dst) }
+func (b boundFS) ReadFile(p string) ([]byte, error)  { return b.f.ReadFile(b.ctx, p) }
+func (b boundFS) Chmod(p string, perm uint32) error  { return b.f.Chmod(b.ctx, p, perm) }
+func (b boundFS) WriteFile(p string, data []byte, opts WriteOptions) error {
+	return b.f.WriteFile(b.ctx, p, data, opts)
+}
+func (b boundFS) Mknod(p string, mode uint32, rdev uint64) error {
+	return b.f.Mknod(b.ctx, p, mode, rdev)
+}
+func (b boundFS) Utimens(p string, atime, mtime *time.Time, follow bool) error {
+	return b.f.Utimens(b.ctx, p, atime, mtime, follow)
 }
 
 // CopyOptions says how CopyTree copies.

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"cmp"
+	"context"
 	"database/sql"
 	"strings"
 	"syscall"
@@ -253,14 +254,14 @@ func (f *FS) truncate(c *store.Conn, ino, oldSize, size int64, now time.Time) er
 // same snapshot, so the read is consistent without a transaction, needs no
 // cache, and runs in parallel with the writer and other readers. It is
 // the path of every read through an open file (and of FUSE reads).
-func (f *FS) readAt(ino int64, p []byte, off int64) (int, error) {
-	return f.readAtBase(ino, p, off, false)
+func (f *FS) readAt(ctx context.Context, ino int64, p []byte, off int64) (int, error) {
+	return f.readAtBase(ctx, ino, p, off, false)
 }
 
 // readAtBase is readAt; with anyBase, bytes still in an overlay's base
 // file are read even if that file changed since the copy-up (commit
 // --force) instead of failing with ESTALE.
-func (f *FS) readAtBase(ino int64, p []byte, off int64, anyBase bool) (int, error) {
+func (f *FS) readAtBase(ctx context.Context, ino int64, p []byte, off int64, anyBase bool) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -269,7 +270,7 @@ func (f *FS) readAtBase(ino int64, p []byte, off int64, anyBase bool) (int, erro
 	n := 0
 	var base *baseData // overlay: where chunks missing from fs_data come from
 	var have map[int64]bool
-	err := f.db.Query(bg, func(c *store.Conn) error {
+	err := f.db.Query(ctx, func(c *store.Conn) error {
 		q := `SELECT i.mode, i.size, d.chunk_index, d.data FROM fs_inode i
 			LEFT JOIN fs_data d ON d.ino = i.ino AND d.chunk_index BETWEEN ? AND ?
 			WHERE i.ino = ? ORDER BY d.chunk_index`
@@ -342,7 +343,7 @@ func (f *FS) readAtBase(ino int64, p []byte, off int64, anyBase bool) (int, erro
 
 // readWhole returns the content of ino with one statement on a reader
 // connection (see readAt).
-func (f *FS) readWhole(ino int64, alloc func(n int) []byte) ([]byte, error) {
+func (f *FS) readWhole(ctx context.Context, ino int64, alloc func(n int) []byte) ([]byte, error) {
 	if alloc == nil {
 		alloc = func(n int) []byte { return make([]byte, n) }
 	}
@@ -351,7 +352,7 @@ func (f *FS) readWhole(ino int64, alloc func(n int) []byte) ([]byte, error) {
 	var out []byte
 	var base *baseData // overlay: where chunks missing from fs_data come from
 	var have map[int64]bool
-	err := f.db.Query(bg, func(c *store.Conn) error {
+	err := f.db.Query(ctx, func(c *store.Conn) error {
 		q := `SELECT i.mode, i.size, d.chunk_index, d.data FROM fs_inode i
 			LEFT JOIN fs_data d ON d.ino = i.ino WHERE i.ino = ? ORDER BY d.chunk_index`
 		if f.ov != nil {

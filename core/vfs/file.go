@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"io"
@@ -23,6 +24,12 @@ func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 // File is an open file. Its inode stays alive while the File is open, even
 // when every name of it is removed (unlinked-but-open semantics, within
 // this process).
+// handleCtx is the context of a File's reads and writes. A handle
+// outlives the call that opened it (a FUSE open and the reads that follow
+// are separate requests), so, like os.File's, its operations are bounded
+// by their size, not by the opener's deadline.
+var handleCtx = context.Background()
+
 type File struct {
 	fs     *FS
 	ino    int64
@@ -55,12 +62,14 @@ const (
 )
 
 // openAtomic opens path with OAtomic.
-func (f *FS) openAtomic(path string, flags int, perm uint32) (*File, error) {
+func (f *FS) openAtomic(ctx context.Context, path string, flags int, perm uint32) (*File, error) {
 	base := flags &^ (OAtomic | os.O_EXCL)
 	if base != os.O_WRONLY|os.O_CREATE|os.O_TRUNC {
 		return nil, pathErr("open", path, syscall.EINVAL)
 	}
-	a, err := f.CreateAtomic(path, WriteOptions{Perm: perm, Exclusive: flags&os.O_EXCL != 0})
+	// The handle outlives the call that opened it (its writes are later
+	// requests): its batches run without the opener's cancellation.
+	a, err := f.CreateAtomic(context.WithoutCancel(ctx), path, WriteOptions{Perm: perm, Exclusive: flags&os.O_EXCL != 0})
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +103,11 @@ func (h *File) Abort() error {
 
 // Open opens path with os.O_* flags (O_RDONLY, O_WRONLY, O_RDWR, O_CREATE,
 // O_EXCL, O_TRUNC, O_APPEND) and syscall.O_NOFOLLOW / O_DIRECTORY.
-func (f *FS) Open(path string, flags int, perm uint32) (*File, error) {
+func (f *FS) Open(ctx context.Context, path string, flags int, perm uint32) (*File, error) {
 	if flags&OAtomic != 0 {
-		return f.openAtomic(path, flags, perm)
+		return f.openAtomic(ctx, path, flags, perm)
 	}
-	h, _, err := f.openHandle(path, flags, false, func(c *store.Conn, now time.Time) (int64, error) {
+	h, _, err := f.openHandle(ctx, path, flags, false, func(c *store.Conn, now time.Time) (int64, error) {
 		// O_CREAT|O_EXCL never follows a final symlink: even a dangling
 		// one makes the open fail with EEXIST (open(2)), instead of
 		// creating the link's target.
@@ -155,7 +164,7 @@ func (f *FS) openLoc(c *store.Conn, path string, l loc, flags int, perm uint32, 
 
 // openHandle runs op, which opens (and may create) an inode, and returns
 // a handle on it, with its attributes after the open when wantStat.
-func (f *FS) openHandle(path string, flags int, wantStat bool, op func(c *store.Conn, now time.Time) (int64, error)) (*File, Stat, error) {
+func (f *FS) openHandle(ctx context.Context, path string, flags int, wantStat bool, op func(c *store.Conn, now time.Time) (int64, error)) (*File, Stat, error) {
 	var ino int64
 	var st Stat
 	// The handle is registered while the database lock is still held:
@@ -193,9 +202,9 @@ func (f *FS) openHandle(path string, flags int, wantStat bool, op func(c *store.
 	}
 	var err error
 	if flags&(os.O_CREATE|os.O_TRUNC) != 0 {
-		err = f.write(register)
+		err = f.write(ctx, register)
 	} else {
-		err = f.read(register)
+		err = f.read(ctx, register)
 	}
 	if err != nil {
 		if registered { // the commit failed after op succeeded
@@ -207,8 +216,8 @@ func (f *FS) openHandle(path string, flags int, wantStat bool, op func(c *store.
 }
 
 // Create creates or truncates a file for reading and writing.
-func (f *FS) Create(path string) (*File, error) {
-	return f.Open(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+func (f *FS) Create(ctx context.Context, path string) (*File, error) {
+	return f.Open(ctx, path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 }
 
 // Ino is the inode number of the open file.
@@ -240,7 +249,7 @@ func (h *File) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, pathErr("read", h.path, syscall.EINVAL)
 	}
-	n, err := h.fs.readAt(h.ino, p, off)
+	n, err := h.fs.readAt(handleCtx, h.ino, p, off)
 	if err != nil {
 		if errnoOf(err) != 0 {
 			err = pathErr("read", h.path, errnoOf(err))
@@ -275,7 +284,7 @@ func (h *File) WriteAt(p []byte, off int64) (int, error) {
 
 func (h *File) writeAt(p []byte, off int64, appendMode bool) (int64, error) {
 	var end int64
-	err := h.fs.write(func(c *store.Conn) error {
+	err := h.fs.write(handleCtx, func(c *store.Conn) error {
 		st, ok, err := h.fs.inode(c, h.ino)
 		if err != nil {
 			return err
@@ -363,7 +372,7 @@ func (h *File) Stat() (Stat, error) {
 			UID: h.fs.opts.UID, GID: h.fs.opts.GID, Blksize: int64(h.fs.chunkSize)}, nil
 	}
 	var st Stat
-	err := h.fs.read(func(c *store.Conn) error {
+	err := h.fs.read(handleCtx, func(c *store.Conn) error {
 		s, ok, err := h.fs.inode(c, h.ino)
 		if err != nil {
 			return err
@@ -372,7 +381,7 @@ func (h *File) Stat() (Stat, error) {
 			return pathErr("fstat", h.path, errStale)
 		}
 		st = s
-		return nil
+		return h.fs.dirLinks(c, &st)
 	})
 	return st, err
 }
@@ -391,7 +400,7 @@ func (h *File) Truncate(size int64) error {
 		}
 		return pathErr("ftruncate", h.path, syscall.EINVAL)
 	}
-	return h.fs.write(func(c *store.Conn) error {
+	return h.fs.write(handleCtx, func(c *store.Conn) error {
 		st, ok, err := h.fs.inode(c, h.ino)
 		if err != nil {
 			return err
@@ -414,7 +423,7 @@ func (h *File) Sync() error {
 	if h.atomic != nil {
 		return nil // nothing is visible before Close
 	}
-	return h.fs.Sync()
+	return h.fs.Sync(handleCtx)
 }
 
 // Close releases the file. When it was the last handle of an inode that
@@ -445,7 +454,7 @@ func (h *File) Close() error {
 		// removes it purges it at once, not knowing it is open here).
 		return nil
 	}
-	return f.write(func(c *store.Conn) error {
+	return f.write(handleCtx, func(c *store.Conn) error {
 		var nlink int64
 		err := c.QueryRow("SELECT nlink FROM fs_inode WHERE ino = ?", h.ino).Scan(&nlink)
 		if isNoRows(err) || (err == nil && nlink > 0) {

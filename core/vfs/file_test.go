@@ -18,9 +18,9 @@ const cs = 4096 // chunk size of a default database
 func TestFS_Open(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/d/f", "hello")
-	must(t, f.Symlink("d/f", "/lf"))
-	must(t, f.Symlink("d/new", "/ldang"))
-	must(t, f.Symlink("d", "/ld"))
+	must(t, f.Symlink(ctx, "d/f", "/lf"))
+	must(t, f.Symlink(ctx, "d/new", "/ldang"))
+	must(t, f.Symlink(ctx, "d", "/ld"))
 	for _, tc := range []struct {
 		name  string
 		path  string
@@ -62,17 +62,17 @@ func TestFS_Open(t *testing.T) {
 		{"create root", "/", os.O_RDWR | os.O_CREATE, syscall.EISDIR},
 		{"create dot", "/d/.", os.O_RDWR | os.O_CREATE, syscall.EISDIR},
 	} {
-		h, err := f.Open(tc.path, tc.flags, 0o644)
+		h, err := f.Open(ctx, tc.path, tc.flags, 0o644)
 		wantErrno(t, tc.name+": Open("+tc.path+")", err, tc.errno)
 		if err == nil {
 			must(t, h.Close())
 		}
 	}
 	// Creating through a dangling symlink creates its target.
-	h, err := f.Open("/ldang", os.O_RDWR|os.O_CREATE, 0o644)
+	h, err := f.Open(ctx, "/ldang", os.O_RDWR|os.O_CREATE, 0o644)
 	must(t, err)
 	must(t, h.Close())
-	if st, err := f.Lstat("/d/new"); err != nil || !st.IsRegular() {
+	if st, err := f.Lstat(ctx, "/d/new"); err != nil || !st.IsRegular() {
 		t.Errorf("Lstat(/d/new) after create through dangling link: got %v, %v", st.Mode, err)
 	}
 	// Creating does not change an existing file; the mode is masked by the type.
@@ -87,11 +87,11 @@ func TestFS_OpenTrunc(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/f", "hello world")
 	// O_TRUNC without write access leaves the file alone.
-	h, err := f.Open("/f", os.O_RDONLY|os.O_TRUNC, 0)
+	h, err := f.Open(ctx, "/f", os.O_RDONLY|os.O_TRUNC, 0)
 	must(t, err)
 	must(t, h.Close())
 	wantContent(t, f, "/f", "hello world")
-	h, err = f.Open("/f", os.O_WRONLY|os.O_TRUNC, 0)
+	h, err = f.Open(ctx, "/f", os.O_WRONLY|os.O_TRUNC, 0)
 	must(t, err)
 	wantContent(t, f, "/f", "")
 	_, err = h.Write([]byte("ab"))
@@ -99,10 +99,10 @@ func TestFS_OpenTrunc(t *testing.T) {
 	must(t, h.Close())
 	wantContent(t, f, "/f", "ab")
 	// A truncated file grown again reads zeros, never the old bytes.
-	must(t, f.Truncate("/f", 6))
+	must(t, f.Truncate(ctx, "/f", 6))
 	wantContent(t, f, "/f", "ab\x00\x00\x00\x00")
 	// Create truncates.
-	h, err = f.Create("/f")
+	h, err = f.Create(ctx, "/f")
 	must(t, err)
 	must(t, h.Close())
 	wantContent(t, f, "/f", "")
@@ -111,7 +111,7 @@ func TestFS_OpenTrunc(t *testing.T) {
 func TestFS_OpenAppend(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/f", "abc")
-	h, err := f.Open("/f", os.O_RDWR|os.O_APPEND, 0)
+	h, err := f.Open(ctx, "/f", os.O_RDWR|os.O_APPEND, 0)
 	must(t, err)
 	defer h.Close()
 	_, err = h.Write([]byte("de"))
@@ -131,7 +131,7 @@ func TestFS_OpenAppend(t *testing.T) {
 		t.Errorf("offset after append: got %d, %v; want 7", off, err)
 	}
 	// Another writer grows the file; the next append still goes to the end.
-	must(t, f.WriteFile("/f", []byte("XYZ"), vfs.WriteOptions{Append: true}))
+	must(t, f.WriteFile(ctx, "/f", []byte("XYZ"), vfs.WriteOptions{Append: true}))
 	_, err = h.Write([]byte("!"))
 	must(t, err)
 	wantContent(t, f, "/f", "abcdefghiXYZ!")
@@ -140,7 +140,7 @@ func TestFS_OpenAppend(t *testing.T) {
 func TestFS_OpenAccessMode(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/f", "abc")
-	ro, err := f.Open("/f", os.O_RDONLY, 0)
+	ro, err := f.Open(ctx, "/f", os.O_RDONLY, 0)
 	must(t, err)
 	_, err = ro.Write([]byte("x"))
 	wantErrno(t, "Write on O_RDONLY", err, syscall.EBADF)
@@ -153,7 +153,7 @@ func TestFS_OpenAccessMode(t *testing.T) {
 	must(t, ro.Close())
 	wantContent(t, f, "/f", "abc")
 
-	wo, err := f.Open("/f", os.O_WRONLY, 0)
+	wo, err := f.Open(ctx, "/f", os.O_WRONLY, 0)
 	must(t, err)
 	_, err = wo.Read(buf)
 	wantErrno(t, "Read on O_WRONLY", err, syscall.EBADF)
@@ -172,7 +172,7 @@ func TestFS_OpenAccessMode(t *testing.T) {
 	wantErrno(t, "Close twice", wo.Close(), syscall.EBADF)
 	wantErrno(t, "Sync after Close", wo.Sync(), syscall.EBADF)
 
-	rw, err := f.Open("/f", os.O_RDWR, 0)
+	rw, err := f.Open(ctx, "/f", os.O_RDWR, 0)
 	must(t, err)
 	defer rw.Close()
 	_, err = rw.ReadAt(buf, -1)
@@ -201,8 +201,8 @@ func TestFS_OpenAccessMode(t *testing.T) {
 	}
 
 	// Directories open read-only; reading them is EISDIR.
-	must(t, f.Mkdir("/d", 0o755))
-	dh, err := f.Open("/d", os.O_RDONLY, 0)
+	must(t, f.Mkdir(ctx, "/d", 0o755))
+	dh, err := f.Open(ctx, "/d", os.O_RDONLY, 0)
 	must(t, err)
 	_, err = dh.ReadAt(buf, 0)
 	wantErrno(t, "ReadAt on a directory", err, syscall.EISDIR)
@@ -220,7 +220,7 @@ func TestFS_ReadWriteAt(t *testing.T) {
 		for _, n := range lengths {
 			i++
 			path := "/f"
-			must(t, f.WriteFile(path, base, vfs.WriteOptions{}))
+			must(t, f.WriteFile(ctx, path, base, vfs.WriteOptions{}))
 			want := append([]byte(nil), base...)
 			data := pattern(n, byte(i))
 			if end := int(off) + n; end > len(want) {
@@ -228,7 +228,7 @@ func TestFS_ReadWriteAt(t *testing.T) {
 			}
 			copy(want[off:], data)
 
-			h, err := f.Open(path, os.O_RDWR, 0)
+			h, err := f.Open(ctx, path, os.O_RDWR, 0)
 			must(t, err)
 			if got, err := h.WriteAt(data, off); err != nil || got != n {
 				t.Fatalf("WriteAt(%d bytes, %d): got %d, %v", n, off, got, err)
@@ -248,7 +248,7 @@ func TestFS_ReadWriteAt(t *testing.T) {
 			}
 			wantBytes(t, "ReadAt around the write", buf[:got], want[lo:min(int(lo)+n+6, len(want))])
 			must(t, h.Close())
-			all, err := f.ReadFile(path)
+			all, err := f.ReadFile(ctx, path)
 			must(t, err)
 			wantBytes(t, "ReadFile after WriteAt", all, want)
 			if t.Failed() {
@@ -261,7 +261,7 @@ func TestFS_ReadWriteAt(t *testing.T) {
 // TestFS_ReadWrite checks sequential Write and Read with the handle offset.
 func TestFS_ReadWrite(t *testing.T) {
 	f := newFS(t)
-	h, err := f.Create("/f")
+	h, err := f.Create(ctx, "/f")
 	must(t, err)
 	defer h.Close()
 	var want []byte
@@ -291,7 +291,7 @@ func TestFS_ReadWrite(t *testing.T) {
 	_, err = h.Write(mid)
 	must(t, err)
 	copy(want[cs-1:], mid)
-	all, err := f.ReadFile("/f")
+	all, err := f.ReadFile(ctx, "/f")
 	must(t, err)
 	wantBytes(t, "ReadFile", all, want)
 	// Writing past the end after a Seek leaves zeros.
@@ -301,7 +301,7 @@ func TestFS_ReadWrite(t *testing.T) {
 	_, err = h.Write([]byte("end"))
 	must(t, err)
 	want = append(append(want, make([]byte, 10)...), "end"...)
-	all, err = f.ReadFile("/f")
+	all, err = f.ReadFile(ctx, "/f")
 	must(t, err)
 	wantBytes(t, "ReadFile after a write past the end", all, want)
 }
@@ -310,9 +310,9 @@ func TestFS_Sparse(t *testing.T) {
 	f := newFS(t)
 	t.Run("truncate up", func(t *testing.T) {
 		writeFile(t, f, "/t", "abc")
-		must(t, f.Truncate("/t", 3*cs+10))
+		must(t, f.Truncate(ctx, "/t", 3*cs+10))
 		want := append([]byte("abc"), make([]byte, 3*cs+7)...)
-		got, err := f.ReadFile("/t")
+		got, err := f.ReadFile(ctx, "/t")
 		must(t, err)
 		wantBytes(t, "ReadFile after truncate up", got, want)
 		st := lstat(t, f, "/t")
@@ -320,20 +320,20 @@ func TestFS_Sparse(t *testing.T) {
 			t.Errorf("Size: got %d, want %d", st.Size, 3*cs+10)
 		}
 		// Write inside the hole.
-		h, err := f.Open("/t", os.O_RDWR, 0)
+		h, err := f.Open(ctx, "/t", os.O_RDWR, 0)
 		must(t, err)
 		_, err = h.WriteAt([]byte("mid"), 2*cs-1)
 		must(t, err)
 		must(t, h.Close())
 		copy(want[2*cs-1:], "mid")
-		got, err = f.ReadFile("/t")
+		got, err = f.ReadFile(ctx, "/t")
 		must(t, err)
 		wantBytes(t, "ReadFile after a write in the hole", got, want)
 	})
 	t.Run("far pwrite", func(t *testing.T) {
 		// A gap larger than 1 MiB stays a hole; it must read as zeros.
 		writeFile(t, f, "/far", "head")
-		h, err := f.Open("/far", os.O_RDWR, 0)
+		h, err := f.Open(ctx, "/far", os.O_RDWR, 0)
 		must(t, err)
 		off := int64(3<<20 + 17)
 		_, err = h.WriteAt([]byte("tail"), off)
@@ -342,11 +342,11 @@ func TestFS_Sparse(t *testing.T) {
 		want := make([]byte, off+4)
 		copy(want, "head")
 		copy(want[off:], "tail")
-		got, err := f.ReadFile("/far")
+		got, err := f.ReadFile(ctx, "/far")
 		must(t, err)
 		wantBytes(t, "ReadFile of a file with a 3 MiB hole", got, want)
 		// A pread inside the hole.
-		h, err = f.Open("/far", os.O_RDONLY, 0)
+		h, err = f.Open(ctx, "/far", os.O_RDONLY, 0)
 		must(t, err)
 		buf := bytes.Repeat([]byte{0xAA}, 2*cs)
 		n, err := h.ReadAt(buf, 1<<20+5)
@@ -358,7 +358,7 @@ func TestFS_Sparse(t *testing.T) {
 	})
 	t.Run("small gap", func(t *testing.T) {
 		writeFile(t, f, "/gap", "abc")
-		h, err := f.Open("/gap", os.O_RDWR, 0)
+		h, err := f.Open(ctx, "/gap", os.O_RDWR, 0)
 		must(t, err)
 		_, err = h.WriteAt([]byte("xyz"), 2*cs+1)
 		must(t, err)
@@ -366,37 +366,37 @@ func TestFS_Sparse(t *testing.T) {
 		want := make([]byte, 2*cs+4)
 		copy(want, "abc")
 		copy(want[2*cs+1:], "xyz")
-		got, err := f.ReadFile("/gap")
+		got, err := f.ReadFile(ctx, "/gap")
 		must(t, err)
 		wantBytes(t, "ReadFile after a write past the end", got, want)
 	})
 	t.Run("truncate down then up", func(t *testing.T) {
 		data := pattern(3*cs, 7)
 		for _, cut := range []int64{0, 1, cs - 1, cs, cs + 100, 2*cs + 1} {
-			must(t, f.WriteFile("/tr", data, vfs.WriteOptions{}))
-			must(t, f.Truncate("/tr", cut))
-			must(t, f.Truncate("/tr", 3*cs))
+			must(t, f.WriteFile(ctx, "/tr", data, vfs.WriteOptions{}))
+			must(t, f.Truncate(ctx, "/tr", cut))
+			must(t, f.Truncate(ctx, "/tr", 3*cs))
 			want := append(append([]byte(nil), data[:cut]...), make([]byte, 3*cs-cut)...)
-			got, err := f.ReadFile("/tr")
+			got, err := f.ReadFile(ctx, "/tr")
 			must(t, err)
 			wantBytes(t, "truncate to "+itoa(int(cut))+" then back up", got, want)
 			// The same through a handle, and growing with a write.
-			must(t, f.WriteFile("/tr", data, vfs.WriteOptions{}))
-			h, err := f.Open("/tr", os.O_RDWR, 0)
+			must(t, f.WriteFile(ctx, "/tr", data, vfs.WriteOptions{}))
+			h, err := f.Open(ctx, "/tr", os.O_RDWR, 0)
 			must(t, err)
 			must(t, h.Truncate(cut))
 			_, err = h.WriteAt([]byte("Z"), 3*cs-1)
 			must(t, err)
 			must(t, h.Close())
 			want[3*cs-1] = 'Z'
-			got, err = f.ReadFile("/tr")
+			got, err = f.ReadFile(ctx, "/tr")
 			must(t, err)
 			wantBytes(t, "truncate to "+itoa(int(cut))+" then write at the end", got, want)
 		}
 	})
 	t.Run("errors", func(t *testing.T) {
-		must(t, f.Mkdir("/dir", 0o755))
-		must(t, f.Mknod("/fifo", 0o010644, 0))
+		must(t, f.Mkdir(ctx, "/dir", 0o755))
+		must(t, f.Mknod(ctx, "/fifo", 0o010644, 0))
 		for _, tc := range []struct {
 			path  string
 			size  int64
@@ -408,7 +408,7 @@ func TestFS_Sparse(t *testing.T) {
 			{"/t", -1, syscall.EINVAL},
 			{"/t/", 0, syscall.ENOTDIR},
 		} {
-			wantErrno(t, "Truncate("+tc.path+")", f.Truncate(tc.path, tc.size), tc.errno)
+			wantErrno(t, "Truncate("+tc.path+")", f.Truncate(ctx, tc.path, tc.size), tc.errno)
 		}
 	})
 }
@@ -421,15 +421,15 @@ func TestFS_WriteFileLarge(t *testing.T) {
 	a := openAgent(t)
 	f := a.FS
 	data := pattern(64<<20, 3)
-	must(t, f.WriteFile("/big", data, vfs.WriteOptions{}))
-	got, err := f.ReadFile("/big")
+	must(t, f.WriteFile(ctx, "/big", data, vfs.WriteOptions{}))
+	got, err := f.ReadFile(ctx, "/big")
 	must(t, err)
 	wantBytes(t, "ReadFile(/big)", got, data)
 	if n := queryInt(t, a, "SELECT COUNT(*) FROM fs_data WHERE ino = ?", lstat(t, f, "/big").Ino); n != 64<<20/cs {
 		t.Errorf("chunks: got %d, want %d", n, 64<<20/cs)
 	}
 	// Rewriting a smaller content drops the extra chunks.
-	must(t, f.WriteFile("/big", []byte("small"), vfs.WriteOptions{}))
+	must(t, f.WriteFile(ctx, "/big", []byte("small"), vfs.WriteOptions{}))
 	wantContent(t, f, "/big", "small")
 	if n := queryInt(t, a, "SELECT COUNT(*) FROM fs_data WHERE ino = ?", lstat(t, f, "/big").Ino); n != 1 {
 		t.Errorf("chunks after rewrite: got %d, want 1", n)
@@ -438,8 +438,8 @@ func TestFS_WriteFileLarge(t *testing.T) {
 
 func TestFS_WriteFile(t *testing.T) {
 	f := newFS(t)
-	must(t, f.Symlink("/d/target", "/ldang"))
-	must(t, f.Mkdir("/d", 0o755))
+	must(t, f.Symlink(ctx, "/d/target", "/ldang"))
+	must(t, f.Mkdir(ctx, "/d", 0o755))
 	for _, tc := range []struct {
 		path  string
 		opts  vfs.WriteOptions
@@ -457,22 +457,22 @@ func TestFS_WriteFile(t *testing.T) {
 		{"/", vfs.WriteOptions{}, syscall.EISDIR},
 		{"/ldang", vfs.WriteOptions{}, 0}, // creates the target
 	} {
-		err := f.WriteFile(tc.path, []byte("data"), tc.opts)
+		err := f.WriteFile(ctx, tc.path, []byte("data"), tc.opts)
 		wantErrno(t, "WriteFile("+tc.path+")", err, tc.errno)
 	}
 	wantContent(t, f, "/d/target", "data")
 	wantContent(t, f, "/x/y/z", "data")
-	must(t, f.WriteFile("/d/a", []byte("more"), vfs.WriteOptions{Append: true}))
+	must(t, f.WriteFile(ctx, "/d/a", []byte("more"), vfs.WriteOptions{Append: true}))
 	wantContent(t, f, "/d/a", "datamore")
-	must(t, f.WriteFile("/d/p", nil, vfs.WriteOptions{Perm: 0o600}))
+	must(t, f.WriteFile(ctx, "/d/p", nil, vfs.WriteOptions{Perm: 0o600}))
 	if st := lstat(t, f, "/d/p"); st.Mode != 0o100600 || st.Size != 0 {
 		t.Errorf("Lstat(/d/p): got mode %o size %d, want 100600 and 0", st.Mode, st.Size)
 	}
 	// A WriteFile that fails after creating parents leaves nothing behind,
 	// in the database and in the caches.
-	err := f.WriteFile("/m1/m2/", []byte("x"), vfs.WriteOptions{CreateParents: true})
+	err := f.WriteFile(ctx, "/m1/m2/", []byte("x"), vfs.WriteOptions{CreateParents: true})
 	wantErrno(t, "WriteFile(/m1/m2/)", err, syscall.EISDIR)
-	_, err = f.Stat("/m1")
+	_, err = f.Stat(ctx, "/m1")
 	wantErrno(t, "Stat(/m1) after a failed WriteFile", err, syscall.ENOENT)
 	if got := readdir(t, f, "/"); !equalStrings(got, []string{"d", "ldang", "x"}) {
 		t.Errorf("Readdir(/): got %q", got)
@@ -481,8 +481,8 @@ func TestFS_WriteFile(t *testing.T) {
 	a, err := core.Open(ctx, filepath.Join(tempDir(t), "u.db"), core.Options{Create: true, FS: vfs.Options{Umask: 0o027, UID: 1000, GID: 100}})
 	must(t, err)
 	defer a.Close()
-	must(t, a.FS.WriteFile("/u", nil, vfs.WriteOptions{Perm: 0o666}))
-	must(t, a.FS.Mkdir("/ud", 0o777))
+	must(t, a.FS.WriteFile(ctx, "/u", nil, vfs.WriteOptions{Perm: 0o666}))
+	must(t, a.FS.Mkdir(ctx, "/ud", 0o777))
 	if st := lstat(t, a.FS, "/u"); st.Perm() != 0o640 || st.UID != 1000 || st.GID != 100 {
 		t.Errorf("file with umask 027, uid 1000: got perm %o uid %d gid %d", st.Perm(), st.UID, st.GID)
 	}

@@ -6,6 +6,7 @@
 package vfs
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -53,6 +54,10 @@ type FS struct {
 	complete map[int64]bool
 	inodes   map[int64]Stat
 	links    map[int64]string
+	// subdirs counts the subdirectories of directories, for the link
+	// count reported to the outside (nlink.go); every mkdir, rmdir and
+	// rename of a directory keeps the counts it holds exact.
+	subdirs  map[int64]int64
 	txnDirty bool // the current write transaction changed cached state
 	inWrite  bool // inside write: an overlay copy-up may run inline
 
@@ -106,6 +111,7 @@ func (f *FS) resetCache() {
 	f.complete = make(map[int64]bool)
 	f.inodes = make(map[int64]Stat, 1024)
 	f.links = make(map[int64]string)
+	f.subdirs = make(map[int64]int64)
 	f.resetOverlayCache()
 }
 
@@ -128,13 +134,13 @@ func (f *FS) refresh(c *store.Conn) {
 // read runs fn on the primary connection with coherent caches. In an
 // overlay, a read that meets a base entry not yet copied up runs again in
 // a write transaction, which copies it up (see overlay.go).
-func (f *FS) read(c func(c *store.Conn) error) error {
-	err := f.db.Do(bg, func(conn *store.Conn) error {
+func (f *FS) read(ctx context.Context, c func(c *store.Conn) error) error {
+	err := f.db.Do(ctx, func(conn *store.Conn) error {
 		f.refresh(conn)
 		return c(conn)
 	})
 	if errors.Is(err, errNeedWrite) {
-		return f.write(c)
+		return f.write(ctx, c)
 	}
 	return err
 }
@@ -142,8 +148,8 @@ func (f *FS) read(c func(c *store.Conn) error) error {
 // write runs fn in one write transaction with coherent caches. When the
 // transaction fails after changing cached state, the caches are dropped
 // because the rollback undid what they learnt.
-func (f *FS) write(fn func(c *store.Conn) error) error {
-	err := f.db.Write(bg, func(conn *store.Conn) error {
+func (f *FS) write(ctx context.Context, fn func(c *store.Conn) error) error {
+	err := f.db.Write(ctx, func(conn *store.Conn) error {
 		f.refresh(conn)
 		f.txnDirty = false
 		f.inWrite = true
@@ -548,6 +554,8 @@ func (f *FS) newInode(c *store.Conn, parent int64, name string, mode uint32, siz
 	f.dentries[dentryKey{parent, name}] = ino
 	if mode&schema.ModeType == schema.ModeDir {
 		f.complete[ino] = true // new and empty: every lookup in it is known
+		f.subdirs[ino] = 0
+		f.subdirAdded(parent, 1)
 	}
 	f.inodes[ino] = Stat{Ino: ino, Mode: mode, Nlink: 1, UID: o.UID, GID: o.GID, Size: size, Rdev: rdev,
 		Atime: now, Mtime: now, Ctime: now, Blksize: int64(f.chunkSize)}

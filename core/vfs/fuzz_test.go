@@ -438,14 +438,11 @@ func runOps(b backend, ops []fop) (results []string, tree []string, err error) {
 			r = res(b.removeAll(o.p1), "")
 		case opStat, opLstat:
 			st, e := b.stat(o.p1, o.kind == opStat)
-			extra := fmt.Sprintf("type=%c size=%d", st.typ, st.size)
-			if st.typ != 'd' {
-				// Directory link counts differ between filesystems
-				// (AgentFS keeps 1); those of files do not.
-				extra += fmt.Sprintf(" nlink=%d", st.nlink)
-			}
+			// A directory's size differs between filesystems; its link
+			// count (2 and one per subdirectory) does not.
+			extra := fmt.Sprintf("type=%c size=%d nlink=%d", st.typ, st.size, st.nlink)
 			if st.typ == 'd' {
-				extra = "type=d"
+				extra = fmt.Sprintf("type=d nlink=%d", st.nlink)
 			}
 			r = res(e, extra)
 		case opReadlink:
@@ -504,8 +501,8 @@ func treeLines(entries []treeEntry) []string {
 		case 'l':
 			line += " -> " + e.target
 		}
+		line += fmt.Sprintf(" nlink=%d", e.nlink)
 		if e.typ != 'd' {
-			line += fmt.Sprintf(" nlink=%d", e.nlink)
 			if p, ok := first[e.ino]; ok {
 				line += " same inode as " + p
 			} else {
@@ -533,12 +530,12 @@ func newEngine(t testing.TB) *engine {
 	return &engine{a: a, f: a.FS}
 }
 
-func (e *engine) mkdir(p string) error { return e.f.Mkdir(p, 0o755) }
+func (e *engine) mkdir(p string) error { return e.f.Mkdir(ctx, p, 0o755) }
 func (e *engine) writeFile(p string, data []byte, mode int) error {
-	return e.f.WriteFile(p, data, vfs.WriteOptions{Append: mode == 1, Exclusive: mode == 2})
+	return e.f.WriteFile(ctx, p, data, vfs.WriteOptions{Append: mode == 1, Exclusive: mode == 2})
 }
 func (e *engine) open(slot int, p string, flags int) error {
-	h, err := e.f.Open(p, osOpenFlags(flags), 0o644)
+	h, err := e.f.Open(ctx, p, osOpenFlags(flags), 0o644)
 	e.files[slot] = h
 	return err
 }
@@ -563,30 +560,30 @@ func (e *engine) close(slot int) error {
 	e.files[slot] = nil
 	return err
 }
-func (e *engine) truncate(p string, size int64) error { return e.f.Truncate(p, size) }
-func (e *engine) unlink(p string) error               { return e.f.Unlink(p) }
-func (e *engine) rmdir(p string) error                { return e.f.Rmdir(p) }
+func (e *engine) truncate(p string, size int64) error { return e.f.Truncate(ctx, p, size) }
+func (e *engine) unlink(p string) error               { return e.f.Unlink(ctx, p) }
+func (e *engine) rmdir(p string) error                { return e.f.Rmdir(ctx, p) }
 func (e *engine) rename(a, b string, flags int) error {
-	return e.f.Rename2(a, b, []int{0, vfs.RenameNoReplace, vfs.RenameExchange}[flags])
+	return e.f.Rename2(ctx, a, b, []int{0, vfs.RenameNoReplace, vfs.RenameExchange}[flags])
 }
-func (e *engine) link(a, b string) error            { return e.f.Link(a, b) }
-func (e *engine) symlink(target, p string) error    { return e.f.Symlink(target, p) }
-func (e *engine) removeAll(p string) error          { return e.f.RemoveAll(p) }
-func (e *engine) readlink(p string) (string, error) { return e.f.Readlink(p) }
-func (e *engine) readFile(p string) ([]byte, error) { return e.f.ReadFile(p) }
+func (e *engine) link(a, b string) error            { return e.f.Link(ctx, a, b) }
+func (e *engine) symlink(target, p string) error    { return e.f.Symlink(ctx, target, p) }
+func (e *engine) removeAll(p string) error          { return e.f.RemoveAll(ctx, p) }
+func (e *engine) readlink(p string) (string, error) { return e.f.Readlink(ctx, p) }
+func (e *engine) readFile(p string) ([]byte, error) { return e.f.ReadFile(ctx, p) }
 func (e *engine) stat(p string, follow bool) (info, error) {
 	var st vfs.Stat
 	var err error
 	if follow {
-		st, err = e.f.Stat(p)
+		st, err = e.f.Stat(ctx, p)
 	} else {
-		st, err = e.f.Lstat(p)
+		st, err = e.f.Lstat(ctx, p)
 	}
 	return info{typ: st.TypeLetter()[0], size: st.Size, nlink: int(st.Nlink)}, err
 }
 func (e *engine) tree() ([]treeEntry, error) {
 	var out []treeEntry
-	err := e.f.Walk("/", func(p string, st vfs.Stat) error {
+	err := e.f.Walk(ctx, "/", func(p string, st vfs.Stat) error {
 		if p == "/" {
 			return nil
 		}
@@ -594,12 +591,12 @@ func (e *engine) tree() ([]treeEntry, error) {
 		var err error
 		switch te.typ {
 		case 'f':
-			te.data, err = e.f.ReadFile(p)
+			te.data, err = e.f.ReadFile(ctx, p)
 			if err == nil && int64(len(te.data)) != st.Size {
 				err = fmt.Errorf("%s: read %d bytes, size %d", p, len(te.data), st.Size)
 			}
 		case 'l':
-			te.target, err = e.f.Readlink(p)
+			te.target, err = e.f.Readlink(ctx, p)
 		}
 		out = append(out, te)
 		return err

@@ -101,14 +101,14 @@ func must(t testing.TB, err error) {
 
 func writeFile(t testing.TB, f *vfs.FS, path, content string) {
 	t.Helper()
-	if err := f.WriteFile(path, []byte(content), vfs.WriteOptions{CreateParents: true}); err != nil {
+	if err := f.WriteFile(ctx, path, []byte(content), vfs.WriteOptions{CreateParents: true}); err != nil {
 		t.Fatalf("WriteFile(%q): %v", path, err)
 	}
 }
 
 func readFile(t testing.TB, f *vfs.FS, path string) string {
 	t.Helper()
-	b, err := f.ReadFile(path)
+	b, err := f.ReadFile(ctx, path)
 	if err != nil {
 		t.Fatalf("ReadFile(%q): %v", path, err)
 	}
@@ -117,7 +117,7 @@ func readFile(t testing.TB, f *vfs.FS, path string) string {
 
 func wantContent(t testing.TB, f *vfs.FS, path, want string) {
 	t.Helper()
-	b, err := f.ReadFile(path)
+	b, err := f.ReadFile(ctx, path)
 	if err != nil {
 		t.Errorf("ReadFile(%q): %v", path, err)
 		return
@@ -149,7 +149,7 @@ func itoa(n int) string {
 
 func lstat(t testing.TB, f *vfs.FS, path string) vfs.Stat {
 	t.Helper()
-	st, err := f.Lstat(path)
+	st, err := f.Lstat(ctx, path)
 	if err != nil {
 		t.Fatalf("Lstat(%q): %v", path, err)
 	}
@@ -158,7 +158,7 @@ func lstat(t testing.TB, f *vfs.FS, path string) vfs.Stat {
 
 func readdir(t testing.TB, f *vfs.FS, path string) []string {
 	t.Helper()
-	names, err := f.Readdir(path)
+	names, err := f.Readdir(ctx, path)
 	if err != nil {
 		t.Fatalf("Readdir(%q): %v", path, err)
 	}

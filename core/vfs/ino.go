@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"os"
 	"strings"
 	"syscall"
@@ -106,8 +107,8 @@ func (f *FS) inodeLoc(c *store.Conn, op string, ino int64) (loc, string, error) 
 
 // Lookup returns the attributes of name in directory parent, without
 // following a symlink.
-func (f *FS) Lookup(parent int64, name string) (st Stat, err error) {
-	err = f.read(func(c *store.Conn) error {
+func (f *FS) Lookup(ctx context.Context, parent int64, name string) (st Stat, err error) {
+	err = f.read(ctx, func(c *store.Conn) error {
 		l, path, err := f.entryAt(c, "lookup", parent, name, 0)
 		if err != nil {
 			return err
@@ -116,27 +117,30 @@ func (f *FS) Lookup(parent int64, name string) (st Stat, err error) {
 			return pathErr("lookup", path, syscall.ENOENT)
 		}
 		st = l.st
-		return nil
+		return f.dirLinks(c, &st)
 	})
 	return st, err
 }
 
 // StatIno returns the attributes of inode ino. An inode whose last name
 // is gone but that is still open in this process can be read.
-func (f *FS) StatIno(ino int64) (st Stat, err error) {
-	err = f.read(func(c *store.Conn) error {
+func (f *FS) StatIno(ctx context.Context, ino int64) (st Stat, err error) {
+	err = f.read(ctx, func(c *store.Conn) error {
 		l, _, err := f.inodeLoc(c, "stat", ino)
+		if err != nil {
+			return err
+		}
 		st = l.st
-		return err
+		return f.dirLinks(c, &st)
 	})
 	return st, err
 }
 
 // StatInos returns the attributes of the inodes of inos that exist, in one
 // read: a cache outside the engine checks what it holds with it.
-func (f *FS) StatInos(inos []int64) (map[int64]Stat, error) {
+func (f *FS) StatInos(ctx context.Context, inos []int64) (map[int64]Stat, error) {
 	out := make(map[int64]Stat, len(inos))
-	err := f.read(func(c *store.Conn) error {
+	err := f.read(ctx, func(c *store.Conn) error {
 		for len(inos) > 0 {
 			n := min(len(inos), 500)
 			rows, err := c.Query("SELECT "+inodeCols+" FROM fs_inode i WHERE i.ino IN (SELECT value FROM json_each(?))", "["+joinInts(inos[:n])+"]")
@@ -159,7 +163,14 @@ func (f *FS) StatInos(inos []int64) (map[int64]Stat, error) {
 			}
 			inos = inos[n:]
 		}
-		return nil
+		var dirs []*Stat
+		for ino, st := range out {
+			if st.IsDir() {
+				dirs = append(dirs, &st)
+				defer func() { out[ino] = st }()
+			}
+		}
+		return f.dirLinks(c, dirs...)
 	})
 	return out, err
 }
@@ -167,8 +178,8 @@ func (f *FS) StatInos(inos []int64) (map[int64]Stat, error) {
 // Changes returns a counter that grows whenever another connection
 // (another process, or another Agent on the same file) has committed since
 // the last operation of this filesystem. It runs a cheap query to look.
-func (f *FS) Changes() (n uint64, err error) {
-	err = f.read(func(*store.Conn) error {
+func (f *FS) Changes(ctx context.Context) (n uint64, err error) {
+	err = f.read(ctx, func(*store.Conn) error {
 		n = f.foreign
 		return nil
 	})
@@ -177,8 +188,8 @@ func (f *FS) Changes() (n uint64, err error) {
 
 // ReaddirPlusIno lists directory ino with the attributes of each entry,
 // sorted bytewise, without "." and "..".
-func (f *FS) ReaddirPlusIno(ino int64) (out []DirEntry, err error) {
-	err = f.read(func(c *store.Conn) error {
+func (f *FS) ReaddirPlusIno(ctx context.Context, ino int64) (out []DirEntry, err error) {
+	err = f.read(ctx, func(c *store.Conn) error {
 		l, path, err := f.inodeLoc(c, "readdir", ino)
 		if err != nil {
 			return err
@@ -193,8 +204,8 @@ func (f *FS) ReaddirPlusIno(ino int64) (out []DirEntry, err error) {
 }
 
 // MkdirAt creates directory name in parent, owned by o.
-func (f *FS) MkdirAt(parent int64, name string, perm uint32, o Owner) (st Stat, err error) {
-	err = f.write(func(c *store.Conn) error {
+func (f *FS) MkdirAt(ctx context.Context, parent int64, name string, perm uint32, o Owner) (st Stat, err error) {
+	err = f.write(ctx, func(c *store.Conn) error {
 		l, path, err := f.entryAt(c, "mkdir", parent, name, syscall.EEXIST)
 		if err != nil {
 			return err
@@ -203,8 +214,10 @@ func (f *FS) MkdirAt(parent int64, name string, perm uint32, o Owner) (st Stat, 
 		if err != nil {
 			return err
 		}
-		st, err = f.mustInode(c, ino, "mkdir", path)
-		return err
+		if st, err = f.mustInode(c, ino, "mkdir", path); err != nil {
+			return err
+		}
+		return f.dirLinks(c, &st)
 	})
 	return st, err
 }
@@ -214,9 +227,9 @@ func (f *FS) MkdirAt(parent int64, name string, perm uint32, o Owner) (st Stat, 
 // fails on an existing entry and O_TRUNC truncates an existing file, as
 // open(2). A final symlink is not followed (ELOOP). It returns the
 // handle and the attributes after the open.
-func (f *FS) CreateAt(parent int64, name string, flags int, perm uint32, o Owner) (*File, Stat, error) {
+func (f *FS) CreateAt(ctx context.Context, parent int64, name string, flags int, perm uint32, o Owner) (*File, Stat, error) {
 	flags |= os.O_CREATE
-	return f.openHandle(atPath(parent, name), flags, true, func(c *store.Conn, now time.Time) (int64, error) {
+	return f.openHandle(ctx, atPath(parent, name), flags, true, func(c *store.Conn, now time.Time) (int64, error) {
 		l, path, err := f.entryAt(c, "open", parent, name, 0)
 		if err != nil {
 			return 0, err
@@ -234,9 +247,9 @@ func (f *FS) CreateAt(parent int64, name string, flags int, perm uint32, o Owner
 // OpenIno opens inode ino with os.O_* flags (O_TRUNC truncates,
 // O_APPEND makes every write append). The inode stays alive while the
 // handle is open, even after its last name is removed.
-func (f *FS) OpenIno(ino int64, flags int) (*File, error) {
+func (f *FS) OpenIno(ctx context.Context, ino int64, flags int) (*File, error) {
 	flags &^= os.O_CREATE | os.O_EXCL
-	h, _, err := f.openHandle(inoPath(ino), flags, false, func(c *store.Conn, now time.Time) (int64, error) {
+	h, _, err := f.openHandle(ctx, inoPath(ino), flags, false, func(c *store.Conn, now time.Time) (int64, error) {
 		l, path, err := f.inodeLoc(c, "open", ino)
 		if err != nil {
 			return 0, err
@@ -247,8 +260,8 @@ func (f *FS) OpenIno(ino int64, flags int) (*File, error) {
 }
 
 // UnlinkAt removes the non-directory entry name from parent.
-func (f *FS) UnlinkAt(parent int64, name string) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) UnlinkAt(ctx context.Context, parent int64, name string) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, path, err := f.entryAt(c, "unlink", parent, name, syscall.EISDIR)
 		if err != nil {
 			return err
@@ -258,8 +271,8 @@ func (f *FS) UnlinkAt(parent int64, name string) error {
 }
 
 // RmdirAt removes the empty directory name from parent.
-func (f *FS) RmdirAt(parent int64, name string) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) RmdirAt(ctx context.Context, parent int64, name string) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, path, err := f.entryAt(c, "rmdir", parent, name, syscall.EINVAL)
 		if err != nil {
 			return err
@@ -270,11 +283,11 @@ func (f *FS) RmdirAt(parent int64, name string) error {
 
 // RenameAt moves oldName in oldParent to newName in newParent, with
 // renameat2 flags (RenameNoReplace, RenameExchange).
-func (f *FS) RenameAt(oldParent int64, oldName string, newParent int64, newName string, flags int) error {
+func (f *FS) RenameAt(ctx context.Context, oldParent int64, oldName string, newParent int64, newName string, flags int) error {
 	if flags&^(RenameNoReplace|RenameExchange) != 0 || flags&RenameNoReplace != 0 && flags&RenameExchange != 0 {
 		return pathErr("rename", atPath(oldParent, oldName), syscall.EINVAL)
 	}
-	return f.write(func(c *store.Conn) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		src, oldpath, err := f.entryAt(c, "rename", oldParent, oldName, 0)
 		if err != nil {
 			return err
@@ -290,8 +303,8 @@ func (f *FS) RenameAt(oldParent int64, oldName string, newParent int64, newName 
 // LinkAt makes newName in newParent a new name of inode ino (a hard
 // link) and returns the inode's attributes. An inode without names (open
 // after its last unlink) cannot be linked again: ENOENT, as linkat(2).
-func (f *FS) LinkAt(ino, newParent int64, newName string) (st Stat, err error) {
-	err = f.write(func(c *store.Conn) error {
+func (f *FS) LinkAt(ctx context.Context, ino, newParent int64, newName string) (st Stat, err error) {
+	err = f.write(ctx, func(c *store.Conn) error {
 		src, oldpath, err := f.inodeLoc(c, "link", ino)
 		if err != nil {
 			return err
@@ -314,11 +327,11 @@ func (f *FS) LinkAt(ino, newParent int64, newName string) (st Stat, err error) {
 
 // SymlinkAt creates name in parent as a symbolic link to target, owned by
 // o.
-func (f *FS) SymlinkAt(parent int64, name, target string, o Owner) (st Stat, err error) {
+func (f *FS) SymlinkAt(ctx context.Context, parent int64, name, target string, o Owner) (st Stat, err error) {
 	if err := checkTarget(atPath(parent, name), target); err != nil {
 		return st, err
 	}
-	err = f.write(func(c *store.Conn) error {
+	err = f.write(ctx, func(c *store.Conn) error {
 		l, path, err := f.entryAt(c, "symlink", parent, name, syscall.EEXIST)
 		if err != nil {
 			return err
@@ -335,8 +348,8 @@ func (f *FS) SymlinkAt(parent int64, name, target string, o Owner) (st Stat, err
 
 // ReadlinkIno returns the target of symbolic link ino (EINVAL for
 // another type).
-func (f *FS) ReadlinkIno(ino int64) (target string, err error) {
-	err = f.read(func(c *store.Conn) error {
+func (f *FS) ReadlinkIno(ctx context.Context, ino int64) (target string, err error) {
+	err = f.read(ctx, func(c *store.Conn) error {
 		l, path, err := f.inodeLoc(c, "readlink", ino)
 		if err != nil {
 			return err
@@ -352,12 +365,12 @@ func (f *FS) ReadlinkIno(ino int64) (target string, err error) {
 
 // MknodAt creates the special file name in parent (FIFO, device, socket,
 // or a regular file when mode has no type bits), owned by o.
-func (f *FS) MknodAt(parent int64, name string, mode uint32, rdev uint64, o Owner) (st Stat, err error) {
+func (f *FS) MknodAt(ctx context.Context, parent int64, name string, mode uint32, rdev uint64, o Owner) (st Stat, err error) {
 	mode, rdev, err = mknodMode(atPath(parent, name), mode, rdev)
 	if err != nil {
 		return st, err
 	}
-	err = f.write(func(c *store.Conn) error {
+	err = f.write(ctx, func(c *store.Conn) error {
 		l, path, err := f.entryAt(c, "mknod", parent, name, syscall.EEXIST)
 		if err != nil {
 			return err
@@ -376,8 +389,8 @@ func (f *FS) MknodAt(parent int64, name string, mode uint32, rdev uint64, o Owne
 // transaction, and returns the attributes after the change. A size
 // change is truncate(2) (EISDIR for a directory, EINVAL for another
 // non-regular file); every change sets ctime (to a.Ctime when given).
-func (f *FS) SetattrIno(ino int64, a Setattr) (st Stat, err error) {
-	err = f.write(func(c *store.Conn) error {
+func (f *FS) SetattrIno(ctx context.Context, ino int64, a Setattr) (st Stat, err error) {
+	err = f.write(ctx, func(c *store.Conn) error {
 		l, path, err := f.inodeLoc(c, "setattr", ino)
 		if err != nil {
 			return err
@@ -385,19 +398,21 @@ func (f *FS) SetattrIno(ino int64, a Setattr) (st Stat, err error) {
 		if err := f.setattrLoc(c, "setattr", path, l, a, time.Now()); err != nil {
 			return err
 		}
-		st, err = f.mustInode(c, ino, "setattr", path)
-		return err
+		if st, err = f.mustInode(c, ino, "setattr", path); err != nil {
+			return err
+		}
+		return f.dirLinks(c, &st)
 	})
 	return st, err
 }
 
 // SetxattrIno sets an extended attribute of inode ino (flags:
 // XattrCreate, XattrReplace).
-func (f *FS) SetxattrIno(ino int64, name string, value []byte, flags int) error {
+func (f *FS) SetxattrIno(ctx context.Context, ino int64, name string, value []byte, flags int) error {
 	if err := checkXattr(inoPath(ino), name, value); err != nil {
 		return err
 	}
-	return f.write(func(c *store.Conn) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		_, path, err := f.inodeLoc(c, "setxattr", ino)
 		if err != nil {
 			return err
@@ -407,8 +422,8 @@ func (f *FS) SetxattrIno(ino int64, name string, value []byte, flags int) error 
 }
 
 // GetxattrIno returns an extended attribute of inode ino, or ENODATA.
-func (f *FS) GetxattrIno(ino int64, name string) (v []byte, err error) {
-	err = f.read(func(c *store.Conn) error {
+func (f *FS) GetxattrIno(ctx context.Context, ino int64, name string) (v []byte, err error) {
+	err = f.read(ctx, func(c *store.Conn) error {
 		_, path, err := f.inodeLoc(c, "getxattr", ino)
 		if err != nil {
 			return err
@@ -420,8 +435,8 @@ func (f *FS) GetxattrIno(ino int64, name string) (v []byte, err error) {
 }
 
 // ListxattrIno returns the names of the extended attributes of ino.
-func (f *FS) ListxattrIno(ino int64) (names []string, err error) {
-	err = f.read(func(c *store.Conn) error {
+func (f *FS) ListxattrIno(ctx context.Context, ino int64) (names []string, err error) {
+	err = f.read(ctx, func(c *store.Conn) error {
 		if _, _, err := f.inodeLoc(c, "listxattr", ino); err != nil {
 			return err
 		}
@@ -433,8 +448,8 @@ func (f *FS) ListxattrIno(ino int64) (names []string, err error) {
 
 // RemovexattrIno deletes an extended attribute of ino, or fails with
 // ENODATA.
-func (f *FS) RemovexattrIno(ino int64, name string) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) RemovexattrIno(ctx context.Context, ino int64, name string) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		_, path, err := f.inodeLoc(c, "removexattr", ino)
 		if err != nil {
 			return err

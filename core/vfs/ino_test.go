@@ -20,10 +20,10 @@ import (
 // /dang -> nowhere, and returns the inode numbers by path.
 func inoTree(t *testing.T, f *vfs.FS) map[string]int64 {
 	t.Helper()
-	must(t, f.MkdirAll("/d/sub", 0o755))
+	must(t, f.MkdirAll(ctx, "/d/sub", 0o755))
 	writeFile(t, f, "/d/f", "data")
-	must(t, f.Symlink("d/f", "/l"))
-	must(t, f.Symlink("nowhere", "/dang"))
+	must(t, f.Symlink(ctx, "d/f", "/l"))
+	must(t, f.Symlink(ctx, "nowhere", "/dang"))
 	m := map[string]int64{"/": vfs.RootIno}
 	for _, p := range []string{"/d", "/d/sub", "/d/f", "/l", "/dang"} {
 		m[p] = lstat(t, f, p).Ino
@@ -59,14 +59,14 @@ func TestIno_Lookup(t *testing.T) {
 		{vfs.RootIno, "a\x00b", 0, syscall.EINVAL},
 		{vfs.RootIno, "", 0, syscall.ENOENT},
 	} {
-		st, err := f.Lookup(tc.parent, tc.name)
+		st, err := f.Lookup(ctx, tc.parent, tc.name)
 		wantErrno(t, "Lookup("+itoa(int(tc.parent))+", "+short(tc.name)+")", err, tc.errno)
 		if err == nil && st.Ino != tc.want {
 			t.Errorf("Lookup(%d, %q) = ino %d, want %d", tc.parent, tc.name, st.Ino, tc.want)
 		}
 	}
 	// Attributes equal Lstat's.
-	st, err := f.Lookup(ino["/d"], "f")
+	st, err := f.Lookup(ctx, ino["/d"], "f")
 	must(t, err)
 	if want := lstat(t, f, "/d/f"); st != want {
 		t.Errorf("Lookup attributes %+v, Lstat %+v", st, want)
@@ -76,24 +76,24 @@ func TestIno_Lookup(t *testing.T) {
 func TestIno_StatAndReaddir(t *testing.T) {
 	f := newFS(t)
 	ino := inoTree(t, f)
-	st, err := f.StatIno(ino["/d/f"])
+	st, err := f.StatIno(ctx, ino["/d/f"])
 	must(t, err)
 	if st.Size != 4 || !st.IsRegular() || st.Nlink != 1 {
 		t.Errorf("StatIno: %+v", st)
 	}
-	_, err = f.StatIno(424242)
+	_, err = f.StatIno(ctx, 424242)
 	wantErrno(t, "StatIno(missing)", err, syscall.ENOENT)
-	es, err := f.ReaddirPlusIno(ino["/d"])
+	es, err := f.ReaddirPlusIno(ctx, ino["/d"])
 	must(t, err)
 	if len(es) != 2 || es[0].Name != "f" || es[1].Name != "sub" || es[0].Stat.Ino != ino["/d/f"] || !es[1].Stat.IsDir() {
 		t.Errorf("ReaddirPlusIno(/d) = %+v", es)
 	}
-	_, err = f.ReaddirPlusIno(ino["/d/f"])
+	_, err = f.ReaddirPlusIno(ctx, ino["/d/f"])
 	wantErrno(t, "ReaddirPlusIno(file)", err, syscall.ENOTDIR)
-	_, err = f.ReaddirPlusIno(424242)
+	_, err = f.ReaddirPlusIno(ctx, 424242)
 	wantErrno(t, "ReaddirPlusIno(missing)", err, syscall.ENOENT)
 	// StatInos returns the existing ones only.
-	m, err := f.StatInos([]int64{ino["/d"], ino["/d/f"], 424242})
+	m, err := f.StatInos(ctx, []int64{ino["/d"], ino["/d/f"], 424242})
 	must(t, err)
 	if len(m) != 2 || m[ino["/d/f"]].Size != 4 {
 		t.Errorf("StatInos: %+v", m)
@@ -121,16 +121,16 @@ func TestIno_MkdirAt(t *testing.T) {
 		{vfs.RootIno, strings.Repeat("n", 256), syscall.ENAMETOOLONG},
 		{vfs.RootIno, "a/b", syscall.EINVAL},
 	} {
-		st, err := f.MkdirAt(tc.parent, tc.name, 0o750, owner)
+		st, err := f.MkdirAt(ctx, tc.parent, tc.name, 0o750, owner)
 		wantErrno(t, "MkdirAt("+itoa(int(tc.parent))+", "+short(tc.name)+")", err, tc.errno)
-		if err == nil && (st.Mode != schema.ModeDir|0o750 || st.UID != 1000 || st.GID != 2000 || st.Nlink != 1) {
+		if err == nil && (st.Mode != schema.ModeDir|0o750 || st.UID != 1000 || st.GID != 2000 || st.Nlink != 2) {
 			t.Errorf("MkdirAt(%d, %q) attributes %+v", tc.parent, tc.name, st)
 		}
 	}
 	if st := lstat(t, f, "/d/new"); st.UID != 1000 || st.GID != 2000 {
 		t.Errorf("owner of /d/new: %d:%d", st.UID, st.GID)
 	}
-	if _, err := f.Lstat("/nowhere"); vfs.Errno(err) != syscall.ENOENT {
+	if _, err := f.Lstat(ctx, "/nowhere"); vfs.Errno(err) != syscall.ENOENT {
 		t.Errorf("MkdirAt through a dangling link created its target: %v", err)
 	}
 }
@@ -157,7 +157,7 @@ func TestIno_CreateAndOpen(t *testing.T) {
 		{424242, "x", os.O_RDWR, syscall.ENOENT},
 		{vfs.RootIno, strings.Repeat("n", 256), os.O_RDWR, syscall.ENAMETOOLONG},
 	} {
-		h, st, err := f.CreateAt(tc.parent, tc.name, tc.flags, 0o640, owner)
+		h, st, err := f.CreateAt(ctx, tc.parent, tc.name, tc.flags, 0o640, owner)
 		wantErrno(t, "CreateAt("+itoa(int(tc.parent))+", "+short(tc.name)+")", err, tc.errno)
 		if err == nil {
 			if st.Ino != h.Ino() {
@@ -171,7 +171,7 @@ func TestIno_CreateAndOpen(t *testing.T) {
 		t.Errorf("created file: %+v", st)
 	}
 	// O_TRUNC truncates an existing file, and the returned size says so.
-	h, st, err := f.CreateAt(ino["/d"], "f", os.O_RDWR|os.O_TRUNC, 0o644, owner)
+	h, st, err := f.CreateAt(ctx, ino["/d"], "f", os.O_RDWR|os.O_TRUNC, 0o644, owner)
 	must(t, err)
 	if st.Size != 0 {
 		t.Errorf("CreateAt O_TRUNC: size %d", st.Size)
@@ -179,7 +179,7 @@ func TestIno_CreateAndOpen(t *testing.T) {
 	h.WriteAt([]byte("abc"), 0)
 	h.Close()
 	// OpenIno: flags as open(2); the handle reads and writes.
-	h, err = f.OpenIno(ino["/d/f"], os.O_RDWR|os.O_APPEND)
+	h, err = f.OpenIno(ctx, ino["/d/f"], os.O_RDWR|os.O_APPEND)
 	must(t, err)
 	h.WriteAt([]byte("def"), 0) // O_APPEND: at the end
 	buf := make([]byte, 10)
@@ -188,7 +188,7 @@ func TestIno_CreateAndOpen(t *testing.T) {
 		t.Errorf("OpenIno O_APPEND: %q, %v", buf[:n], err)
 	}
 	h.Close()
-	h, err = f.OpenIno(ino["/d/f"], os.O_WRONLY|os.O_TRUNC)
+	h, err = f.OpenIno(ctx, ino["/d/f"], os.O_WRONLY|os.O_TRUNC)
 	must(t, err)
 	h.Close()
 	wantContent(t, f, "/d/f", "")
@@ -203,14 +203,14 @@ func TestIno_CreateAndOpen(t *testing.T) {
 		{ino["/d/f"], os.O_RDONLY | hostfs.ODirectory, syscall.ENOTDIR},
 		{424242, os.O_RDONLY, syscall.ENOENT},
 	} {
-		h, err := f.OpenIno(tc.ino, tc.flags)
+		h, err := f.OpenIno(ctx, tc.ino, tc.flags)
 		wantErrno(t, "OpenIno("+itoa(int(tc.ino))+")", err, tc.errno)
 		if err == nil {
 			h.Close()
 		}
 	}
 	// Read-only handles refuse writes.
-	h, err = f.OpenIno(ino["/d/f"], os.O_RDONLY)
+	h, err = f.OpenIno(ctx, ino["/d/f"], os.O_RDONLY)
 	must(t, err)
 	_, err = h.WriteAt([]byte("x"), 0)
 	wantErrno(t, "WriteAt on O_RDONLY", err, syscall.EBADF)
@@ -244,9 +244,9 @@ func TestIno_Remove(t *testing.T) {
 	} {
 		var err error
 		if tc.rmdir {
-			err = f.RmdirAt(tc.parent, tc.name)
+			err = f.RmdirAt(ctx, tc.parent, tc.name)
 		} else {
-			err = f.UnlinkAt(tc.parent, tc.name)
+			err = f.UnlinkAt(ctx, tc.parent, tc.name)
 		}
 		wantErrno(t, tc.what, err, tc.errno)
 	}
@@ -260,7 +260,7 @@ func TestIno_Rename(t *testing.T) {
 	a := openAgent(t)
 	f := a.FS
 	ino := inoTree(t, f)
-	must(t, f.Mkdir("/e", 0o755))
+	must(t, f.Mkdir(ctx, "/e", 0o755))
 	writeFile(t, f, "/e/g", "g")
 	e := lstat(t, f, "/e").Ino
 	for _, tc := range []struct {
@@ -287,7 +287,7 @@ func TestIno_Rename(t *testing.T) {
 		{"noreplace to new name", ino["/d"], vfs.RootIno, "f", "top", vfs.RenameNoReplace, 0},
 		{"same inode", vfs.RootIno, vfs.RootIno, "top", "top", 0, 0},
 	} {
-		err := f.RenameAt(tc.op, tc.oldn, tc.np, tc.newn, tc.flags)
+		err := f.RenameAt(ctx, tc.op, tc.oldn, tc.np, tc.newn, tc.flags)
 		wantErrno(t, "RenameAt: "+tc.what, err, tc.errno)
 	}
 	wantContent(t, f, "/top", "data")
@@ -298,7 +298,7 @@ func TestIno_Rename(t *testing.T) {
 		t.Errorf("/d after renames: %q", got)
 	}
 	// Exchanging a file and a directory across directories.
-	must(t, f.RenameAt(vfs.RootIno, "top", ino["/d"], "sub", vfs.RenameExchange))
+	must(t, f.RenameAt(ctx, vfs.RootIno, "top", ino["/d"], "sub", vfs.RenameExchange))
 	if !lstat(t, f, "/top").IsDir() || !lstat(t, f, "/d/sub").IsRegular() {
 		t.Errorf("exchange of a file and a directory did not swap them")
 	}
@@ -309,7 +309,7 @@ func TestIno_Links(t *testing.T) {
 	a := openAgent(t)
 	f := a.FS
 	ino := inoTree(t, f)
-	st, err := f.LinkAt(ino["/d/f"], vfs.RootIno, "hard")
+	st, err := f.LinkAt(ctx, ino["/d/f"], vfs.RootIno, "hard")
 	must(t, err)
 	if st.Nlink != 2 || st.Ino != ino["/d/f"] {
 		t.Errorf("LinkAt: %+v", st)
@@ -328,25 +328,25 @@ func TestIno_Links(t *testing.T) {
 		{"name .", ino["/d/f"], ino["/d"], ".", syscall.EEXIST},
 		{"symlink itself", ino["/l"], ino["/d"], "l2", 0},
 	} {
-		_, err := f.LinkAt(tc.ino, tc.par, tc.name)
+		_, err := f.LinkAt(ctx, tc.ino, tc.par, tc.name)
 		wantErrno(t, "LinkAt: "+tc.what, err, tc.errno)
 	}
 	// An open inode without names cannot get one back.
-	h, err := f.OpenIno(ino["/d/f"], os.O_RDONLY)
+	h, err := f.OpenIno(ctx, ino["/d/f"], os.O_RDONLY)
 	must(t, err)
-	must(t, f.UnlinkAt(ino["/d"], "f"))
-	must(t, f.UnlinkAt(vfs.RootIno, "hard"))
-	_, err = f.LinkAt(ino["/d/f"], vfs.RootIno, "again")
+	must(t, f.UnlinkAt(ctx, ino["/d"], "f"))
+	must(t, f.UnlinkAt(ctx, vfs.RootIno, "hard"))
+	_, err = f.LinkAt(ctx, ino["/d/f"], vfs.RootIno, "again")
 	wantErrno(t, "LinkAt of an unlinked open file", err, syscall.ENOENT)
 	h.Close()
 
 	// Symlinks.
-	st, err = f.SymlinkAt(ino["/d"], "s", "../target", owner)
+	st, err = f.SymlinkAt(ctx, ino["/d"], "s", "../target", owner)
 	must(t, err)
 	if !st.IsSymlink() || st.Size != 9 || st.UID != 1000 {
 		t.Errorf("SymlinkAt: %+v", st)
 	}
-	target, err := f.ReadlinkIno(st.Ino)
+	target, err := f.ReadlinkIno(ctx, st.Ino)
 	if err != nil || target != "../target" {
 		t.Errorf("ReadlinkIno: %q %v", target, err)
 	}
@@ -362,12 +362,12 @@ func TestIno_Links(t *testing.T) {
 		{"NUL in target", ino["/d"], "s2", "a\x00b", syscall.EINVAL},
 		{"parent file", ino["/l"], "s2", "x", syscall.ENOTDIR},
 	} {
-		_, err := f.SymlinkAt(tc.par, tc.name, tc.target, owner)
+		_, err := f.SymlinkAt(ctx, tc.par, tc.name, tc.target, owner)
 		wantErrno(t, "SymlinkAt: "+tc.what, err, tc.errno)
 	}
-	_, err = f.ReadlinkIno(ino["/d"])
+	_, err = f.ReadlinkIno(ctx, ino["/d"])
 	wantErrno(t, "ReadlinkIno(dir)", err, syscall.EINVAL)
-	_, err = f.ReadlinkIno(424242)
+	_, err = f.ReadlinkIno(ctx, 424242)
 	wantErrno(t, "ReadlinkIno(missing)", err, syscall.ENOENT)
 	checkIntegrity(t, a)
 }
@@ -388,7 +388,7 @@ func TestIno_Mknod(t *testing.T) {
 		{"dir", schema.ModeDir | 0o755, 0, syscall.EINVAL},
 		{"fifo", schema.ModeFIFO | 0o644, 0, syscall.EEXIST},
 	} {
-		st, err := f.MknodAt(ino["/d"], tc.name, tc.mode, tc.rdev, owner)
+		st, err := f.MknodAt(ctx, ino["/d"], tc.name, tc.mode, tc.rdev, owner)
 		wantErrno(t, "MknodAt("+tc.name+")", err, tc.errno)
 		if err == nil {
 			typ := tc.mode & schema.ModeType
@@ -408,7 +408,7 @@ func TestIno_Setattr(t *testing.T) {
 	mode, uid, gid := uint32(0o4711), uint32(7), uint32(8)
 	size := int64(10)
 	at, mt := time.Unix(1_000_000_000, 123), time.Unix(1_500_000_000, 456)
-	st, err := f.SetattrIno(ino["/d/f"], vfs.Setattr{Mode: &mode, UID: &uid, GID: &gid, Size: &size, Atime: &at, Mtime: &mt})
+	st, err := f.SetattrIno(ctx, ino["/d/f"], vfs.Setattr{Mode: &mode, UID: &uid, GID: &gid, Size: &size, Atime: &at, Mtime: &mt})
 	must(t, err)
 	if st.Mode != schema.ModeRegular|0o4711 || st.UID != 7 || st.GID != 8 || st.Size != 10 ||
 		!st.Atime.Equal(at) || !st.Mtime.Equal(mt) || st.Ctime.Before(time.Now().Add(-time.Minute)) {
@@ -420,13 +420,13 @@ func TestIno_Setattr(t *testing.T) {
 	wantContent(t, f, "/d/f", "data\x00\x00\x00\x00\x00\x00")
 	// Ctime given (a writeback cache's times).
 	ct := time.Unix(1_600_000_000, 789)
-	st, err = f.SetattrIno(ino["/d/f"], vfs.Setattr{Mtime: &mt, Ctime: &ct})
+	st, err = f.SetattrIno(ctx, ino["/d/f"], vfs.Setattr{Mtime: &mt, Ctime: &ct})
 	must(t, err)
 	if !st.Ctime.Equal(ct) {
 		t.Errorf("Ctime: %v", st.Ctime)
 	}
 	// Nothing to set: the attributes, unchanged.
-	st2, err := f.SetattrIno(ino["/d/f"], vfs.Setattr{})
+	st2, err := f.SetattrIno(ctx, ino["/d/f"], vfs.Setattr{})
 	must(t, err)
 	if st2 != st {
 		t.Errorf("empty Setattr changed %+v to %+v", st, st2)
@@ -444,13 +444,13 @@ func TestIno_Setattr(t *testing.T) {
 		{"missing", 424242, vfs.Setattr{Mode: &mode}, syscall.ENOENT},
 		{"chmod symlink itself", ino["/l"], vfs.Setattr{UID: &uid}, 0},
 	} {
-		_, err := f.SetattrIno(tc.ino, tc.a)
+		_, err := f.SetattrIno(ctx, tc.ino, tc.a)
 		wantErrno(t, "SetattrIno: "+tc.what, err, tc.errno)
 	}
 	// A failed Setattr changes nothing (one transaction): the mode is
 	// not applied when the size fails.
 	m2 := uint32(0o600)
-	_, err = f.SetattrIno(ino["/d"], vfs.Setattr{Mode: &m2, Size: &zero})
+	_, err = f.SetattrIno(ctx, ino["/d"], vfs.Setattr{Mode: &m2, Size: &zero})
 	wantErrno(t, "SetattrIno mode+size on dir", err, syscall.EISDIR)
 	if st := lstat(t, f, "/d"); st.Perm() != 0o755 {
 		t.Errorf("mode changed by a failed setattr: %o", st.Perm())
@@ -461,49 +461,49 @@ func TestIno_Xattr(t *testing.T) {
 	f := newFS(t)
 	ino := inoTree(t, f)
 	file := ino["/d/f"]
-	must(t, f.SetxattrIno(file, "user.a", []byte("1"), 0))
-	must(t, f.SetxattrIno(file, "user.b", nil, vfs.XattrCreate))
+	must(t, f.SetxattrIno(ctx, file, "user.a", []byte("1"), 0))
+	must(t, f.SetxattrIno(ctx, file, "user.b", nil, vfs.XattrCreate))
 	for _, tc := range []struct {
 		what  string
 		err   error
 		errno syscall.Errno
 	}{
-		{"create existing", f.SetxattrIno(file, "user.a", []byte("2"), vfs.XattrCreate), syscall.EEXIST},
-		{"replace missing", f.SetxattrIno(file, "user.c", []byte("2"), vfs.XattrReplace), syscall.ENODATA},
-		{"empty name", f.SetxattrIno(file, "", nil, 0), syscall.ERANGE},
-		{"long name", f.SetxattrIno(file, strings.Repeat("n", 256), nil, 0), syscall.ERANGE},
-		{"big value", f.SetxattrIno(file, "user.big", make([]byte, vfs.XattrValueMax+1), 0), syscall.E2BIG},
-		{"missing inode", f.SetxattrIno(424242, "user.a", nil, 0), syscall.ENOENT},
-		{"remove missing", f.RemovexattrIno(file, "user.none"), syscall.ENODATA},
-		{"remove on missing inode", f.RemovexattrIno(424242, "user.a"), syscall.ENOENT},
-		{"replace existing", f.SetxattrIno(file, "user.a", []byte("3"), vfs.XattrReplace), 0},
-		{"symlink itself", f.SetxattrIno(ino["/l"], "trusted.x", []byte("l"), 0), 0},
+		{"create existing", f.SetxattrIno(ctx, file, "user.a", []byte("2"), vfs.XattrCreate), syscall.EEXIST},
+		{"replace missing", f.SetxattrIno(ctx, file, "user.c", []byte("2"), vfs.XattrReplace), syscall.ENODATA},
+		{"empty name", f.SetxattrIno(ctx, file, "", nil, 0), syscall.ERANGE},
+		{"long name", f.SetxattrIno(ctx, file, strings.Repeat("n", 256), nil, 0), syscall.ERANGE},
+		{"big value", f.SetxattrIno(ctx, file, "user.big", make([]byte, vfs.XattrValueMax+1), 0), syscall.E2BIG},
+		{"missing inode", f.SetxattrIno(ctx, 424242, "user.a", nil, 0), syscall.ENOENT},
+		{"remove missing", f.RemovexattrIno(ctx, file, "user.none"), syscall.ENODATA},
+		{"remove on missing inode", f.RemovexattrIno(ctx, 424242, "user.a"), syscall.ENOENT},
+		{"replace existing", f.SetxattrIno(ctx, file, "user.a", []byte("3"), vfs.XattrReplace), 0},
+		{"symlink itself", f.SetxattrIno(ctx, ino["/l"], "trusted.x", []byte("l"), 0), 0},
 	} {
 		wantErrno(t, "SetxattrIno: "+tc.what, tc.err, tc.errno)
 	}
-	v, err := f.GetxattrIno(file, "user.a")
+	v, err := f.GetxattrIno(ctx, file, "user.a")
 	if err != nil || string(v) != "3" {
 		t.Errorf("GetxattrIno: %q %v", v, err)
 	}
-	v, err = f.GetxattrIno(file, "user.b")
+	v, err = f.GetxattrIno(ctx, file, "user.b")
 	if err != nil || v == nil || len(v) != 0 {
 		t.Errorf("GetxattrIno empty value: %q %v", v, err)
 	}
-	_, err = f.GetxattrIno(file, "user.none")
+	_, err = f.GetxattrIno(ctx, file, "user.none")
 	wantErrno(t, "GetxattrIno missing", err, syscall.ENODATA)
-	_, err = f.GetxattrIno(424242, "user.a")
+	_, err = f.GetxattrIno(ctx, 424242, "user.a")
 	wantErrno(t, "GetxattrIno missing inode", err, syscall.ENOENT)
-	names, err := f.ListxattrIno(file)
+	names, err := f.ListxattrIno(ctx, file)
 	if err != nil || !equalStrings(names, []string{"user.a", "user.b"}) {
 		t.Errorf("ListxattrIno: %q %v", names, err)
 	}
-	must(t, f.RemovexattrIno(file, "user.a"))
+	must(t, f.RemovexattrIno(ctx, file, "user.a"))
 	// The path API sees the same attributes.
-	names, err = f.Listxattr("/d/f", true)
+	names, err = f.Listxattr(ctx, "/d/f", true)
 	if err != nil || !equalStrings(names, []string{"user.b"}) {
 		t.Errorf("Listxattr after RemovexattrIno: %q %v", names, err)
 	}
-	if v, err := f.Getxattr("/l", "trusted.x", false); err != nil || string(v) != "l" {
+	if v, err := f.Getxattr(ctx, "/l", "trusted.x", false); err != nil || string(v) != "l" {
 		t.Errorf("Getxattr of the symlink itself: %q %v", v, err)
 	}
 }
@@ -518,12 +518,12 @@ func TestIno_UnlinkedOpen(t *testing.T) {
 		what string
 		fn   func() error
 	}{
-		{"UnlinkAt", func() error { return f.UnlinkAt(vfs.RootIno, "f") }},
+		{"UnlinkAt", func() error { return f.UnlinkAt(ctx, vfs.RootIno, "f") }},
 		{"RenameAt over it", func() error {
 			writeFile(t, f, "/other", "other")
-			return f.RenameAt(vfs.RootIno, "other", vfs.RootIno, "f", 0)
+			return f.RenameAt(ctx, vfs.RootIno, "other", vfs.RootIno, "f", 0)
 		}},
-		{"RemoveAll of its directory", func() error { return f.RemoveAll("/dir") }},
+		{"RemoveAll of its directory", func() error { return f.RemoveAll(ctx, "/dir") }},
 	} {
 		path := "/f"
 		if strings.HasPrefix(remove.what, "RemoveAll") {
@@ -531,26 +531,26 @@ func TestIno_UnlinkedOpen(t *testing.T) {
 		}
 		writeFile(t, f, path, "content")
 		st := lstat(t, f, path)
-		h, err := f.OpenIno(st.Ino, os.O_RDWR)
+		h, err := f.OpenIno(ctx, st.Ino, os.O_RDWR)
 		must(t, err)
 		must(t, remove.fn())
 		if _, err := h.WriteAt([]byte("CONTENT"), 0); err != nil {
 			t.Errorf("%s: write after removal: %v", remove.what, err)
 		}
-		if got, err := f.StatIno(st.Ino); err != nil || got.Nlink != 0 || got.Size != 7 {
+		if got, err := f.StatIno(ctx, st.Ino); err != nil || got.Nlink != 0 || got.Size != 7 {
 			t.Errorf("%s: StatIno while open: %+v %v", remove.what, got, err)
 		}
 		must(t, h.Close())
-		if _, err := f.StatIno(st.Ino); vfs.Errno(err) != syscall.ENOENT {
+		if _, err := f.StatIno(ctx, st.Ino); vfs.Errno(err) != syscall.ENOENT {
 			t.Errorf("%s: inode after the last close: %v", remove.what, err)
 		}
-		f.RemoveAll("/f")
-		f.RemoveAll("/other")
+		f.RemoveAll(ctx, "/f")
+		f.RemoveAll(ctx, "/other")
 	}
 	checkIntegrity(t, a)
 	// A file closed without having lost its name stays.
 	writeFile(t, f, "/kept", "x")
-	h, err := f.OpenIno(lstat(t, f, "/kept").Ino, os.O_RDONLY)
+	h, err := f.OpenIno(ctx, lstat(t, f, "/kept").Ino, os.O_RDONLY)
 	must(t, err)
 	must(t, h.Close())
 	wantContent(t, f, "/kept", "x")
@@ -560,15 +560,15 @@ func TestIno_UnlinkedOpen(t *testing.T) {
 // only.
 func TestIno_Changes(t *testing.T) {
 	a := openAgent(t)
-	n0, err := a.FS.Changes()
+	n0, err := a.FS.Changes(ctx)
 	must(t, err)
 	writeFile(t, a.FS, "/mine", "x")
-	if n, _ := a.FS.Changes(); n != n0 {
+	if n, _ := a.FS.Changes(ctx); n != n0 {
 		t.Errorf("own write counted as foreign: %d -> %d", n0, n)
 	}
 	b := openAgentAt(t, a.Path())
 	writeFile(t, b.FS, "/theirs", "y")
-	if n, _ := a.FS.Changes(); n == n0 {
+	if n, _ := a.FS.Changes(ctx); n == n0 {
 		t.Errorf("foreign write not seen")
 	}
 }

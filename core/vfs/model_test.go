@@ -17,6 +17,9 @@ type model struct {
 	nodes map[int]*mnode
 	next  int
 	files [3]*mfile
+	// overlay: directories report 1 link, as an overlay's delta layer
+	// does (it does not count its base's subdirectories).
+	overlay bool
 }
 
 type mnode struct {
@@ -576,7 +579,7 @@ func (m *model) stat(p string, follow bool) (info, error) {
 		return info{}, syscall.ENOENT
 	}
 	n := m.nodes[r.node]
-	st := info{typ: n.typ, nlink: n.nlink}
+	st := info{typ: n.typ, nlink: m.links(r.node)}
 	switch n.typ {
 	case 'f':
 		st.size = int64(len(n.data))
@@ -584,6 +587,25 @@ func (m *model) stat(p string, follow bool) (info, error) {
 		st.size = int64(len(n.target))
 	}
 	return st, nil
+}
+
+// links is the link count stat reports: the names of a file; 2 and one
+// per subdirectory for a directory.
+func (m *model) links(id int) int {
+	n := m.nodes[id]
+	if n.typ != 'd' {
+		return n.nlink
+	}
+	if m.overlay {
+		return 1
+	}
+	k := 2
+	for _, c := range n.entries {
+		if m.nodes[c].typ == 'd' {
+			k++
+		}
+	}
+	return k
 }
 
 func (m *model) readlink(p string) (string, error) {
@@ -620,7 +642,7 @@ func (m *model) tree() ([]treeEntry, error) {
 			id := m.nodes[dir].entries[name]
 			n := m.nodes[id]
 			p := prefix + "/" + name
-			out = append(out, treeEntry{path: p, typ: n.typ, data: n.data, target: n.target, ino: uint64(id), nlink: n.nlink})
+			out = append(out, treeEntry{path: p, typ: n.typ, data: n.data, target: n.target, ino: uint64(id), nlink: m.links(id)})
 			if n.typ == 'd' {
 				walk(id, p)
 			}

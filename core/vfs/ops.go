@@ -14,26 +14,31 @@ import (
 	"github.com/agentfs-go/agentfs/core/store"
 )
 
-var bg = context.Background()
-
 // Stat returns the attributes of path, following a final symlink.
-func (f *FS) Stat(path string) (Stat, error) { return f.stat("stat", path, true) }
+func (f *FS) Stat(ctx context.Context, path string) (Stat, error) {
+	return f.stat(ctx, "stat", path, true)
+}
 
 // Lstat returns the attributes of path without following a final symlink.
-func (f *FS) Lstat(path string) (Stat, error) { return f.stat("lstat", path, false) }
+func (f *FS) Lstat(ctx context.Context, path string) (Stat, error) {
+	return f.stat(ctx, "lstat", path, false)
+}
 
-func (f *FS) stat(op, path string, follow bool) (st Stat, err error) {
-	err = f.read(func(c *store.Conn) error {
+func (f *FS) stat(ctx context.Context, op, path string, follow bool) (st Stat, err error) {
+	err = f.read(ctx, func(c *store.Conn) error {
 		l, err := f.resolveExisting(c, op, path, follow)
+		if err != nil {
+			return err
+		}
 		st = l.st
-		return err
+		return f.dirLinks(c, &st)
 	})
 	return st, err
 }
 
 // Exists reports whether path exists (following symlinks).
-func (f *FS) Exists(path string) (bool, error) {
-	_, err := f.Stat(path)
+func (f *FS) Exists(ctx context.Context, path string) (bool, error) {
+	_, err := f.Stat(ctx, path)
 	if errnoOf(err) == syscall.ENOENT {
 		return false, nil
 	}
@@ -41,8 +46,8 @@ func (f *FS) Exists(path string) (bool, error) {
 }
 
 // Mkdir creates a directory.
-func (f *FS) Mkdir(path string, perm uint32) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) Mkdir(ctx context.Context, path string, perm uint32) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		_, err := f.mkdir(c, "mkdir", path, perm, time.Now())
 		return err
 	})
@@ -83,8 +88,8 @@ func (f *FS) checkDir(c *store.Conn, op, path string, ino int64) error {
 }
 
 // MkdirAll creates a directory and any missing parents, like mkdir -p.
-func (f *FS) MkdirAll(path string, perm uint32) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) MkdirAll(ctx context.Context, path string, perm uint32) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		return f.mkdirAll(c, path, perm, time.Now())
 	})
 }
@@ -130,11 +135,11 @@ type WriteOptions struct {
 
 // WriteFile replaces (or creates) the content of a file in one
 // transaction, following symlinks as open(2) does.
-func (f *FS) WriteFile(path string, data []byte, opts WriteOptions) error {
+func (f *FS) WriteFile(ctx context.Context, path string, data []byte, opts WriteOptions) error {
 	if opts.Perm == 0 && !opts.SetPerm {
 		opts.Perm = 0o644
 	}
-	return f.write(func(c *store.Conn) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		ino, err := f.writeFile(c, path, data, opts)
 		if err != nil || (!opts.SetPerm && opts.Atime.IsZero() && opts.Mtime.IsZero()) {
 			return err
@@ -266,20 +271,22 @@ func parentPath(p string) string {
 }
 
 // ReadFile returns the whole content of a file.
-func (f *FS) ReadFile(path string) ([]byte, error) { return f.ReadFileInto(path, nil) }
+func (f *FS) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	return f.ReadFileInto(ctx, path, nil)
+}
 
 // ReadFileInto is ReadFile with the result in zeroed memory from alloc
 // (called with the file's size; nil, or a nil result, means make): a
 // caller in another runtime
 // (the Node addon) has the file read straight into its own buffer.
-func (f *FS) ReadFileInto(path string, alloc func(n int) []byte) ([]byte, error) {
+func (f *FS) ReadFileInto(ctx context.Context, path string, alloc func(n int) []byte) ([]byte, error) {
 	// The name is resolved from the caches (one statement when they know
 	// it), the content read with one statement on a reader connection, in
 	// parallel with other work. If another process replaced the file in
 	// between, the old inode is gone: resolve again.
 	for attempt := 0; ; attempt++ {
 		var ino int64
-		err := f.read(func(c *store.Conn) error {
+		err := f.read(ctx, func(c *store.Conn) error {
 			l, err := f.resolveExisting(c, "open", path, true)
 			if err != nil {
 				return err
@@ -293,7 +300,7 @@ func (f *FS) ReadFileInto(path string, alloc func(n int) []byte) ([]byte, error)
 		if err != nil {
 			return nil, err
 		}
-		data, err := f.readWhole(ino, alloc)
+		data, err := f.readWhole(ctx, ino, alloc)
 		if err == errStale && attempt == 0 {
 			continue
 		}
@@ -306,9 +313,9 @@ func (f *FS) ReadFileInto(path string, alloc func(n int) []byte) ([]byte, error)
 
 // Readdir lists the names in a directory, sorted bytewise, without "."
 // and "..".
-func (f *FS) Readdir(path string) ([]string, error) {
+func (f *FS) Readdir(ctx context.Context, path string) ([]string, error) {
 	var names []string
-	err := f.read(func(c *store.Conn) error {
+	err := f.read(ctx, func(c *store.Conn) error {
 		l, err := f.resolveExisting(c, "readdir", path, true)
 		if err != nil {
 			return err
@@ -344,9 +351,9 @@ func (f *FS) Readdir(path string) ([]string, error) {
 
 // ReaddirPlus lists a directory with the attributes of each entry (not
 // following symlinks), in one query.
-func (f *FS) ReaddirPlus(path string) ([]DirEntry, error) {
+func (f *FS) ReaddirPlus(ctx context.Context, path string) ([]DirEntry, error) {
 	var out []DirEntry
-	err := f.read(func(c *store.Conn) error {
+	err := f.read(ctx, func(c *store.Conn) error {
 		l, err := f.resolveExisting(c, "readdir", path, true)
 		if err != nil {
 			return err
@@ -371,6 +378,7 @@ func (f *FS) readdirPlusIno(c *store.Conn, dir int64) ([]DirEntry, error) {
 	}
 	defer rows.Close()
 	var out []DirEntry
+	var subdirs int64
 	for rows.Next() {
 		var name, attrs sql.RawBytes
 		var e DirEntry
@@ -384,14 +392,28 @@ func (f *FS) readdirPlusIno(c *store.Conn, dir int64) ([]DirEntry, error) {
 		e.Stat.Blksize = int64(f.chunkSize)
 		f.dentries[dentryKey{dir, e.Name}] = e.Stat.Ino
 		f.inodes[e.Stat.Ino] = e.Stat
+		if e.Stat.IsDir() {
+			subdirs++
+		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	f.subdirs[dir] = subdirs // the listing is every entry of dir
+	var dirs []*Stat
+	for i := range out {
+		if out[i].Stat.IsDir() {
+			dirs = append(dirs, &out[i].Stat)
+		}
+	}
+	return out, f.dirLinks(c, dirs...)
 }
 
 // Unlink removes a non-directory entry.
-func (f *FS) Unlink(path string) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) Unlink(ctx context.Context, path string) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, err := f.resolveEntry(c, "unlink", path, false, syscall.EISDIR)
 		if err != nil {
 			return err
@@ -421,6 +443,10 @@ func (f *FS) removeEntry(c *store.Conn, l loc, now time.Time) error {
 		return err
 	}
 	f.dentries[dentryKey{l.parent, l.name}] = 0
+	if l.st.IsDir() {
+		f.subdirAdded(l.parent, -1)
+		delete(f.subdirs, l.ino)
+	}
 	if err := f.touchDir(c, l.parent, now); err != nil {
 		return err
 	}
@@ -428,8 +454,8 @@ func (f *FS) removeEntry(c *store.Conn, l loc, now time.Time) error {
 }
 
 // Rmdir removes an empty directory.
-func (f *FS) Rmdir(path string) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) Rmdir(ctx context.Context, path string) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, err := f.resolveEntry(c, "rmdir", path, false, syscall.EINVAL)
 		if err != nil {
 			return err
@@ -471,8 +497,8 @@ func (f *FS) isEmptyDir(c *store.Conn, ino int64) (bool, error) {
 // RemoveAll removes path and everything below it, like rm -rf. A missing
 // path is not an error. The whole subtree goes in one transaction with a
 // handful of set-based statements, whatever its size.
-func (f *FS) RemoveAll(path string) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) RemoveAll(ctx context.Context, path string) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, err := f.resolveEntry(c, "remove", path, false, syscall.EINVAL)
 		if err != nil {
 			if errnoOf(err) == syscall.ENOENT {
@@ -588,14 +614,16 @@ const (
 )
 
 // Rename moves oldpath to newpath, replacing newpath as rename(2) does.
-func (f *FS) Rename(oldpath, newpath string) error { return f.Rename2(oldpath, newpath, 0) }
+func (f *FS) Rename(ctx context.Context, oldpath, newpath string) error {
+	return f.Rename2(ctx, oldpath, newpath, 0)
+}
 
 // Rename2 is Rename with renameat2 flags (RenameNoReplace, RenameExchange).
-func (f *FS) Rename2(oldpath, newpath string, flags int) error {
+func (f *FS) Rename2(ctx context.Context, oldpath, newpath string, flags int) error {
 	if flags&RenameNoReplace != 0 && flags&RenameExchange != 0 {
 		return pathErr("rename", oldpath, syscall.EINVAL)
 	}
-	return f.write(func(c *store.Conn) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		// The checks run in the order of Linux's renameat2 (fs/namei.c,
 		// do_renameat2 then vfs_rename), so that when several errors
 		// apply the errno is the kernel's. Neither final component is
@@ -714,6 +742,10 @@ func (f *FS) renameLoc(c *store.Conn, src, dst loc, oldpath, newpath string, fla
 	}
 	f.dentries[dentryKey{src.parent, src.name}] = 0
 	f.dentries[dentryKey{dst.parent, dst.name}] = src.ino
+	if src.st.IsDir() && src.parent != dst.parent {
+		f.subdirAdded(src.parent, -1)
+		f.subdirAdded(dst.parent, 1)
+	}
 	if err := f.setCtime(c, src.ino, now); err != nil {
 		return err
 	}
@@ -741,6 +773,15 @@ func (f *FS) exchange(c *store.Conn, a, b loc, now time.Time) error {
 	}
 	f.dentries[dentryKey{a.parent, a.name}] = b.ino
 	f.dentries[dentryKey{b.parent, b.name}] = a.ino
+	if a.parent != b.parent && a.st.IsDir() != b.st.IsDir() {
+		// A directory moved one way, a non-directory the other.
+		d := int64(1)
+		if a.st.IsDir() {
+			d = -1
+		}
+		f.subdirAdded(a.parent, d)
+		f.subdirAdded(b.parent, -d)
+	}
 	for _, ino := range []int64{a.ino, b.ino} {
 		if err := f.setCtime(c, ino, now); err != nil {
 			return err
@@ -785,8 +826,8 @@ func (f *FS) setCtime(c *store.Conn, ino int64, now time.Time) error {
 }
 
 // Link makes newpath a new name for the file at oldpath (a hard link).
-func (f *FS) Link(oldpath, newpath string) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) Link(ctx context.Context, oldpath, newpath string) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		src, err := f.resolveExisting(c, "link", oldpath, false)
 		if err != nil {
 			return err
@@ -825,11 +866,11 @@ func (f *FS) linkLoc(c *store.Conn, src, dst loc, oldpath, newpath string, now t
 
 // Symlink creates linkpath as a symbolic link to target. The target is
 // stored as given and not checked.
-func (f *FS) Symlink(target, linkpath string) error {
+func (f *FS) Symlink(ctx context.Context, target, linkpath string) error {
 	if err := checkTarget(linkpath, target); err != nil {
 		return err
 	}
-	return f.write(func(c *store.Conn) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, err := f.resolveEntry(c, "symlink", linkpath, false, syscall.EEXIST)
 		if err != nil {
 			return err
@@ -872,9 +913,9 @@ func (f *FS) symlinkLoc(c *store.Conn, linkpath string, l loc, target string, o 
 }
 
 // Readlink returns the target of a symbolic link.
-func (f *FS) Readlink(path string) (string, error) {
+func (f *FS) Readlink(ctx context.Context, path string) (string, error) {
 	var target string
-	err := f.read(func(c *store.Conn) error {
+	err := f.read(ctx, func(c *store.Conn) error {
 		l, err := f.resolveExisting(c, "readlink", path, false)
 		if err != nil {
 			return err
@@ -889,13 +930,13 @@ func (f *FS) Readlink(path string) (string, error) {
 }
 
 // Chmod changes the permission bits (following symlinks).
-func (f *FS) Chmod(path string, perm uint32) error {
-	return f.setattrPath("chmod", path, true, Setattr{Mode: &perm})
+func (f *FS) Chmod(ctx context.Context, path string, perm uint32) error {
+	return f.setattrPath(ctx, "chmod", path, true, Setattr{Mode: &perm})
 }
 
 // Chown changes owner and group; -1 leaves one unchanged. With follow
 // false it acts on a symlink itself (lchown).
-func (f *FS) Chown(path string, uid, gid int64, follow bool) error {
+func (f *FS) Chown(ctx context.Context, path string, uid, gid int64, follow bool) error {
 	var a Setattr
 	if uid >= 0 {
 		u := uint32(uid)
@@ -906,25 +947,25 @@ func (f *FS) Chown(path string, uid, gid int64, follow bool) error {
 		a.GID = &g
 	}
 	a.touch = true // chown(-1, -1) still changes ctime
-	return f.setattrPath("chown", path, follow, a)
+	return f.setattrPath(ctx, "chown", path, follow, a)
 }
 
 // Utimens sets access and modification times; a nil time is left
 // unchanged. With follow false it acts on a symlink itself.
-func (f *FS) Utimens(path string, atime, mtime *time.Time, follow bool) error {
-	return f.setattrPath("utimens", path, follow, Setattr{Atime: atime, Mtime: mtime, touch: true})
+func (f *FS) Utimens(ctx context.Context, path string, atime, mtime *time.Time, follow bool) error {
+	return f.setattrPath(ctx, "utimens", path, follow, Setattr{Atime: atime, Mtime: mtime, touch: true})
 }
 
 // Truncate sets the size of a file; growing it reads as zeros.
-func (f *FS) Truncate(path string, size int64) error {
+func (f *FS) Truncate(ctx context.Context, path string, size int64) error {
 	if size < 0 {
 		return pathErr("truncate", path, syscall.EINVAL)
 	}
-	return f.setattrPath("truncate", path, true, Setattr{Size: &size})
+	return f.setattrPath(ctx, "truncate", path, true, Setattr{Size: &size})
 }
 
-func (f *FS) setattrPath(op, path string, follow bool, a Setattr) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) setattrPath(ctx context.Context, op, path string, follow bool, a Setattr) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, err := f.resolveExisting(c, op, path, follow)
 		if err != nil {
 			return err
@@ -1018,12 +1059,12 @@ func (f *FS) setattrLoc(c *store.Conn, op, path string, l loc, a Setattr, now ti
 
 // Mknod creates a special file: FIFO, character or block device, socket,
 // or an empty regular file. mode carries the type bits.
-func (f *FS) Mknod(path string, mode uint32, rdev uint64) error {
+func (f *FS) Mknod(ctx context.Context, path string, mode uint32, rdev uint64) error {
 	mode, rdev, err := mknodMode(path, mode, rdev)
 	if err != nil {
 		return err
 	}
-	return f.write(func(c *store.Conn) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, err := f.resolveEntry(c, "mknod", path, false, syscall.EEXIST)
 		if err != nil {
 			return err
@@ -1063,9 +1104,9 @@ func (f *FS) mknodLoc(c *store.Conn, path string, l loc, mode uint32, rdev uint6
 }
 
 // Statfs reports usage of the filesystem.
-func (f *FS) Statfs() (FSStat, error) {
+func (f *FS) Statfs(ctx context.Context) (FSStat, error) {
 	var s FSStat
-	err := f.read(func(c *store.Conn) error {
+	err := f.read(ctx, func(c *store.Conn) error {
 		var pageSize, pages, free int64
 		if err := c.QueryRow("SELECT (SELECT page_size FROM pragma_page_size), (SELECT page_count FROM pragma_page_count), (SELECT freelist_count FROM pragma_freelist_count)").Scan(&pageSize, &pages, &free); err != nil {
 			return err
@@ -1091,15 +1132,15 @@ func (f *FS) Statfs() (FSStat, error) {
 // Access checks that path exists. The engine does not enforce permission
 // bits (it acts with the rights of its caller on the whole database); mode
 // is accepted for API compatibility.
-func (f *FS) Access(path string, mode uint32) error {
-	_, err := f.stat("access", path, true)
+func (f *FS) Access(ctx context.Context, path string, mode uint32) error {
+	_, err := f.stat(ctx, "access", path, true)
 	return err
 }
 
 // CopyFile copies the content and permission bits of a regular file. The
 // data is copied inside the database, without passing through memory.
-func (f *FS) CopyFile(src, dst string) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) CopyFile(ctx context.Context, src, dst string) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		s, err := f.resolveExisting(c, "copyfile", src, true)
 		if err != nil {
 			return err
@@ -1152,12 +1193,12 @@ func (f *FS) CopyFile(src, dst string) error {
 // Walk visits path and everything below it, depth first in name order,
 // without following symlinks. fn receives the path and its attributes;
 // returning SkipDir from fn for a directory skips its contents.
-func (f *FS) Walk(root string, fn func(path string, st Stat) error) error {
-	st, err := f.Lstat(root)
+func (f *FS) Walk(ctx context.Context, root string, fn func(path string, st Stat) error) error {
+	st, err := f.Lstat(ctx, root)
 	if err != nil {
 		return err
 	}
-	return f.walk(cleanJoin(root, ""), st, fn)
+	return f.walk(ctx, cleanJoin(root, ""), st, fn)
 }
 
 // SkipDir tells Walk to skip the contents of a directory.
@@ -1165,7 +1206,7 @@ func (f *FS) Walk(root string, fn func(path string, st Stat) error) error {
 //lint:ignore ST1012 named as fs.SkipDir, which it plays the part of
 var SkipDir = errors.New("skip this directory")
 
-func (f *FS) walk(p string, st Stat, fn func(string, Stat) error) error {
+func (f *FS) walk(ctx context.Context, p string, st Stat, fn func(string, Stat) error) error {
 	if err := fn(p, st); err != nil {
 		if err == SkipDir {
 			return nil
@@ -1175,12 +1216,12 @@ func (f *FS) walk(p string, st Stat, fn func(string, Stat) error) error {
 	if !st.IsDir() {
 		return nil
 	}
-	entries, err := f.ReaddirPlus(p)
+	entries, err := f.ReaddirPlus(ctx, p)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if err := f.walk(cleanJoin(p, e.Name), e.Stat, fn); err != nil {
+		if err := f.walk(ctx, cleanJoin(p, e.Name), e.Stat, fn); err != nil {
 			return err
 		}
 	}
@@ -1198,12 +1239,12 @@ func cleanJoin(dir, name string) string {
 
 // Paths lists every path of the filesystem, sorted; handy for tests and
 // diffs of small trees.
-func (f *FS) Paths() ([]string, error) {
+func (f *FS) Paths(ctx context.Context) ([]string, error) {
 	var out []string
-	err := f.Walk("/", func(p string, _ Stat) error { out = append(out, p); return nil })
+	err := f.Walk(ctx, "/", func(p string, _ Stat) error { out = append(out, p); return nil })
 	sort.Strings(out)
 	return out, err
 }
 
 // Sync makes every committed operation durable on disk.
-func (f *FS) Sync() error { return f.db.Sync(bg) }
+func (f *FS) Sync(ctx context.Context) error { return f.db.Sync(ctx) }

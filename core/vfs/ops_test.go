@@ -16,10 +16,10 @@ import (
 func TestFS_Mkdir(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/file", "")
-	must(t, f.Symlink("nowhere", "/ldang"))
-	must(t, f.Symlink("file", "/lfile"))
-	must(t, f.Mkdir("/dir", 0o755))
-	must(t, f.Symlink("dir", "/ldir"))
+	must(t, f.Symlink(ctx, "nowhere", "/ldang"))
+	must(t, f.Symlink(ctx, "file", "/lfile"))
+	must(t, f.Mkdir(ctx, "/dir", 0o755))
+	must(t, f.Symlink(ctx, "dir", "/ldir"))
 	for _, tc := range []struct {
 		path  string
 		errno syscall.Errno
@@ -45,10 +45,10 @@ func TestFS_Mkdir(t *testing.T) {
 		{"/" + strings.Repeat("d", 256), syscall.ENAMETOOLONG},
 		{"/bad\x00name", syscall.EINVAL},
 	} {
-		wantErrno(t, "Mkdir("+short(tc.path)+")", f.Mkdir(tc.path, 0o755), tc.errno)
+		wantErrno(t, "Mkdir("+short(tc.path)+")", f.Mkdir(ctx, tc.path, 0o755), tc.errno)
 	}
 	// Mkdir through a dangling symlink must not create the link's target.
-	if _, err := f.Lstat("/nowhere"); vfs.Errno(err) != syscall.ENOENT {
+	if _, err := f.Lstat(ctx, "/nowhere"); vfs.Errno(err) != syscall.ENOENT {
 		t.Errorf("Lstat(/nowhere) after Mkdir(/ldang/): got %v, want ENOENT", err)
 	}
 	if st := lstat(t, f, "/dir/sub2"); !st.IsDir() || st.Mode != 0o040755 {
@@ -62,8 +62,8 @@ func TestFS_Mkdir(t *testing.T) {
 func TestFS_MkdirAll(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/file", "")
-	must(t, f.Mkdir("/d", 0o755))
-	must(t, f.Symlink("d", "/ld"))
+	must(t, f.Mkdir(ctx, "/d", 0o755))
+	must(t, f.Symlink(ctx, "d", "/ld"))
 	for _, tc := range []struct {
 		path  string
 		errno syscall.Errno
@@ -78,17 +78,17 @@ func TestFS_MkdirAll(t *testing.T) {
 		{"/file/x/y", syscall.ENOTDIR},
 		{"/a/../e/./f", 0},
 	} {
-		wantErrno(t, "MkdirAll("+tc.path+")", f.MkdirAll(tc.path, 0o755), tc.errno)
+		wantErrno(t, "MkdirAll("+tc.path+")", f.MkdirAll(ctx, tc.path, 0o755), tc.errno)
 	}
 	for _, p := range []string{"/a/b/c", "/d/x/y", "/e/f"} {
-		if st, err := f.Stat(p); err != nil || !st.IsDir() {
+		if st, err := f.Stat(ctx, p); err != nil || !st.IsDir() {
 			t.Errorf("Stat(%q) after MkdirAll: got %v, %v; want a directory", p, st.Mode, err)
 		}
 	}
 	// Nothing is created when MkdirAll fails halfway.
 	writeFile(t, f, "/g/file", "")
-	wantErrno(t, "MkdirAll over a file", f.MkdirAll("/h/i/../../g/file/j", 0o755), syscall.ENOTDIR)
-	if _, err := f.Lstat("/h"); vfs.Errno(err) != syscall.ENOENT {
+	wantErrno(t, "MkdirAll over a file", f.MkdirAll(ctx, "/h/i/../../g/file/j", 0o755), syscall.ENOTDIR)
+	if _, err := f.Lstat(ctx, "/h"); vfs.Errno(err) != syscall.ENOENT {
 		t.Errorf("Lstat(/h) after a failed MkdirAll: got %v, want ENOENT", err)
 	}
 }
@@ -99,14 +99,14 @@ func TestFS_Readdir(t *testing.T) {
 	for i, n := range names {
 		writeFile(t, f, "/d/"+n, strings.Repeat("x", i))
 	}
-	must(t, f.Mkdir("/d/sub", 0o700))
-	must(t, f.Symlink("a", "/d/lnk"))
-	must(t, f.Mknod("/d/fifo", 0o010600, 0))
+	must(t, f.Mkdir(ctx, "/d/sub", 0o700))
+	must(t, f.Symlink(ctx, "a", "/d/lnk"))
+	must(t, f.Mknod(ctx, "/d/fifo", 0o010600, 0))
 	want := []string{"0", "C", "_", "a", "a.b", "aa", "b", "fifo", "lnk", "sub", "z.txt"}
 	if got := readdir(t, f, "/d"); !equalStrings(got, want) {
 		t.Errorf("Readdir(/d): got %q, want %q", got, want)
 	}
-	ents, err := f.ReaddirPlus("/d")
+	ents, err := f.ReaddirPlus(ctx, "/d")
 	must(t, err)
 	if len(ents) != len(want) {
 		t.Fatalf("ReaddirPlus(/d): got %d entries, want %d", len(ents), len(want))
@@ -137,10 +137,10 @@ func TestFS_Readdir(t *testing.T) {
 		t.Errorf("ReaddirPlus type of fifo: got %q, want p", got)
 	}
 	// Empty directory, through a symlink, and errors.
-	if got, err := f.Readdir("/d/sub"); err != nil || len(got) != 0 {
+	if got, err := f.Readdir(ctx, "/d/sub"); err != nil || len(got) != 0 {
 		t.Errorf("Readdir(empty): got %q, %v", got, err)
 	}
-	must(t, f.Symlink("d", "/ld"))
+	must(t, f.Symlink(ctx, "d", "/ld"))
 	if got := readdir(t, f, "/ld"); !equalStrings(got, want) {
 		t.Errorf("Readdir(/ld): got %q", got)
 	}
@@ -153,9 +153,9 @@ func TestFS_Readdir(t *testing.T) {
 		{"/nope", syscall.ENOENT},
 		{"/d/a/", syscall.ENOTDIR},
 	} {
-		_, err := f.Readdir(tc.path)
+		_, err := f.Readdir(ctx, tc.path)
 		wantErrno(t, "Readdir("+tc.path+")", err, tc.errno)
-		_, err = f.ReaddirPlus(tc.path)
+		_, err = f.ReaddirPlus(ctx, tc.path)
 		wantErrno(t, "ReaddirPlus("+tc.path+")", err, tc.errno)
 	}
 }
@@ -164,8 +164,8 @@ func TestFS_Unlink(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/d/f", "x")
 	writeFile(t, f, "/d/g", "x")
-	must(t, f.Symlink("d", "/ld"))
-	must(t, f.Symlink("d/f", "/lf"))
+	must(t, f.Symlink(ctx, "d", "/ld"))
+	must(t, f.Symlink(ctx, "d/f", "/lf"))
 	for _, tc := range []struct {
 		path  string
 		errno syscall.Errno
@@ -184,7 +184,7 @@ func TestFS_Unlink(t *testing.T) {
 		{"/lf", 0},   // removes the (now dangling) link
 		{"/d/f", syscall.ENOENT},
 	} {
-		wantErrno(t, "Unlink("+tc.path+")", f.Unlink(tc.path), tc.errno)
+		wantErrno(t, "Unlink("+tc.path+")", f.Unlink(ctx, tc.path), tc.errno)
 	}
 	if got := readdir(t, f, "/"); !equalStrings(got, []string{"d"}) {
 		t.Errorf("Readdir(/): got %q, want [d]", got)
@@ -197,10 +197,10 @@ func TestFS_Unlink(t *testing.T) {
 func TestFS_Rmdir(t *testing.T) {
 	a := openAgent(t)
 	f := a.FS
-	must(t, f.MkdirAll("/d/empty", 0o755))
-	must(t, f.MkdirAll("/full/sub", 0o755))
+	must(t, f.MkdirAll(ctx, "/d/empty", 0o755))
+	must(t, f.MkdirAll(ctx, "/full/sub", 0o755))
 	writeFile(t, f, "/file", "")
-	must(t, f.Symlink("d/empty", "/lempty"))
+	must(t, f.Symlink(ctx, "d/empty", "/lempty"))
 	for _, tc := range []struct {
 		path  string
 		errno syscall.Errno
@@ -222,7 +222,7 @@ func TestFS_Rmdir(t *testing.T) {
 		{"/full/sub", 0},
 		{"/full", 0},
 	} {
-		wantErrno(t, "Rmdir("+tc.path+")", f.Rmdir(tc.path), tc.errno)
+		wantErrno(t, "Rmdir("+tc.path+")", f.Rmdir(ctx, tc.path), tc.errno)
 	}
 	if got := readdir(t, f, "/"); !equalStrings(got, []string{"d", "file", "lempty"}) {
 		t.Errorf("Readdir(/): got %q", got)
@@ -238,11 +238,11 @@ func TestFS_Rename(t *testing.T) {
 		writeFile(t, f, "/a/f1", "one")
 		writeFile(t, f, "/a/f2", "two")
 		writeFile(t, f, "/b/g", "gee")
-		must(t, f.Mkdir("/a/empty", 0o755))
-		must(t, f.Mkdir("/c", 0o755))
-		must(t, f.Symlink("a", "/la"))
-		must(t, f.Symlink("a/f1", "/lf1"))
-		must(t, f.Link("/a/f1", "/b/hard"))
+		must(t, f.Mkdir(ctx, "/a/empty", 0o755))
+		must(t, f.Mkdir(ctx, "/c", 0o755))
+		must(t, f.Symlink(ctx, "a", "/la"))
+		must(t, f.Symlink(ctx, "a/f1", "/lf1"))
+		must(t, f.Link(ctx, "/a/f1", "/b/hard"))
 	}
 	for _, tc := range []struct {
 		name     string
@@ -308,10 +308,10 @@ func TestFS_Rename(t *testing.T) {
 			a := openAgent(t)
 			f := a.FS
 			base(t, f)
-			err := f.Rename2(tc.old, tc.new, tc.flags)
+			err := f.Rename2(ctx, tc.old, tc.new, tc.flags)
 			wantErrno(t, "Rename2("+short(tc.old)+", "+short(tc.new)+")", err, tc.errno)
 			for p, want := range tc.check {
-				st, err := f.Lstat(p)
+				st, err := f.Lstat(ctx, p)
 				switch {
 				case want == "!":
 					if vfs.Errno(err) != syscall.ENOENT {
@@ -324,7 +324,7 @@ func TestFS_Rename(t *testing.T) {
 						t.Errorf("%q: got mode %o, want a directory", p, st.Mode)
 					}
 				case strings.HasPrefix(want, "->"):
-					if got, err := f.Readlink(p); err != nil || got != want[2:] {
+					if got, err := f.Readlink(ctx, p); err != nil || got != want[2:] {
 						t.Errorf("Readlink(%q): got %q, %v; want %q", p, got, err, want[2:])
 					}
 				default:
@@ -340,9 +340,9 @@ func TestFS_Link(t *testing.T) {
 	a := openAgent(t)
 	f := a.FS
 	writeFile(t, f, "/a/f", "data")
-	must(t, f.Mkdir("/b", 0o755))
-	must(t, f.Symlink("a/f", "/lf"))
-	must(t, f.Symlink("nowhere", "/ldang"))
+	must(t, f.Mkdir(ctx, "/b", 0o755))
+	must(t, f.Symlink(ctx, "a/f", "/lf"))
+	must(t, f.Symlink(ctx, "nowhere", "/ldang"))
 	for _, tc := range []struct {
 		old, new string
 		errno    syscall.Errno
@@ -363,7 +363,7 @@ func TestFS_Link(t *testing.T) {
 		{"/ldang", "/b/ldang2", 0}, // links the symlink itself
 		{"/lf", "/b/lf2", 0},
 	} {
-		wantErrno(t, "Link("+tc.old+", "+tc.new+")", f.Link(tc.old, tc.new), tc.errno)
+		wantErrno(t, "Link("+tc.old+", "+tc.new+")", f.Link(ctx, tc.old, tc.new), tc.errno)
 	}
 	st := lstat(t, f, "/a/f")
 	if st.Nlink != 3 {
@@ -378,26 +378,26 @@ func TestFS_Link(t *testing.T) {
 		t.Errorf("Lstat(/b/lf2): got %+v, want the symlink inode with 2 links", got)
 	}
 	// Data is shared: a write through one name shows through the others.
-	h, err := f.Open("/b/f2", os.O_RDWR, 0)
+	h, err := f.Open(ctx, "/b/f2", os.O_RDWR, 0)
 	must(t, err)
 	_, err = h.WriteAt([]byte("DA"), 0)
 	must(t, err)
 	must(t, h.Close())
 	wantContent(t, f, "/a/f", "DAta")
 	wantContent(t, f, "/a/f3", "DAta")
-	must(t, f.Truncate("/a/f3", 1))
+	must(t, f.Truncate(ctx, "/a/f3", 1))
 	wantContent(t, f, "/b/f2", "D")
 	// Unlinking one keeps the others.
-	must(t, f.Unlink("/a/f"))
+	must(t, f.Unlink(ctx, "/a/f"))
 	wantContent(t, f, "/b/f2", "D")
 	if got := lstat(t, f, "/a/f3"); got.Nlink != 2 {
 		t.Errorf("Nlink after one unlink: got %d, want 2", got.Nlink)
 	}
-	must(t, f.Unlink("/a/f3"))
+	must(t, f.Unlink(ctx, "/a/f3"))
 	if got := lstat(t, f, "/b/f2"); got.Nlink != 1 {
 		t.Errorf("Nlink after two unlinks: got %d, want 1", got.Nlink)
 	}
-	must(t, f.Unlink("/b/f2"))
+	must(t, f.Unlink(ctx, "/b/f2"))
 	if n := queryInt(t, a, "SELECT COUNT(*) FROM fs_inode WHERE ino = ?", st.Ino); n != 0 {
 		t.Errorf("inode rows after the last unlink: got %d, want 0", n)
 	}
@@ -410,9 +410,9 @@ func TestFS_Link(t *testing.T) {
 func TestFS_Chmod(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/f", "")
-	must(t, f.Mkdir("/d", 0o755))
-	must(t, f.Symlink("f", "/lf"))
-	must(t, f.Mknod("/fifo", 0o010644, 0))
+	must(t, f.Mkdir(ctx, "/d", 0o755))
+	must(t, f.Symlink(ctx, "f", "/lf"))
+	must(t, f.Mknod(ctx, "/fifo", 0o010644, 0))
 	for _, tc := range []struct {
 		path string
 		perm uint32
@@ -425,8 +425,8 @@ func TestFS_Chmod(t *testing.T) {
 		{"/fifo", 0o600, 0o010600},
 		{"/lf", 0o640, 0o100640}, // follows the link
 	} {
-		must(t, f.Chmod(tc.path, tc.perm))
-		st, err := f.Stat(tc.path)
+		must(t, f.Chmod(ctx, tc.path, tc.perm))
+		st, err := f.Stat(ctx, tc.path)
 		must(t, err)
 		if st.Mode != tc.want {
 			t.Errorf("Chmod(%q, %o): got mode %o, want %o", tc.path, tc.perm, st.Mode, tc.want)
@@ -435,7 +435,7 @@ func TestFS_Chmod(t *testing.T) {
 	if st := lstat(t, f, "/lf"); st.Mode != 0o120777 {
 		t.Errorf("symlink mode after chmod through it: got %o, want 120777", st.Mode)
 	}
-	wantErrno(t, "Chmod(/nope)", f.Chmod("/nope", 0o644), syscall.ENOENT)
+	wantErrno(t, "Chmod(/nope)", f.Chmod(ctx, "/nope", 0o644), syscall.ENOENT)
 	st := lstat(t, f, "/f")
 	if got := st.FileMode(); got.Perm() != 0o640 {
 		t.Errorf("FileMode.Perm: got %v", got)
@@ -445,8 +445,8 @@ func TestFS_Chmod(t *testing.T) {
 func TestFS_Chown(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/f", "")
-	must(t, f.Symlink("f", "/lf"))
-	must(t, f.Chown("/f", 1000, 100, true))
+	must(t, f.Symlink(ctx, "f", "/lf"))
+	must(t, f.Chown(ctx, "/f", 1000, 100, true))
 	check := func(path string, uid, gid uint32) {
 		t.Helper()
 		st := lstat(t, f, path)
@@ -455,30 +455,30 @@ func TestFS_Chown(t *testing.T) {
 		}
 	}
 	check("/f", 1000, 100)
-	must(t, f.Chown("/f", -1, 200, true))
+	must(t, f.Chown(ctx, "/f", -1, 200, true))
 	check("/f", 1000, 200)
-	must(t, f.Chown("/f", 300, -1, true))
+	must(t, f.Chown(ctx, "/f", 300, -1, true))
 	check("/f", 300, 200)
-	must(t, f.Chown("/f", -1, -1, true))
+	must(t, f.Chown(ctx, "/f", -1, -1, true))
 	check("/f", 300, 200)
-	must(t, f.Chown("/lf", 7, 8, false)) // lchown
+	must(t, f.Chown(ctx, "/lf", 7, 8, false)) // lchown
 	check("/lf", 7, 8)
 	check("/f", 300, 200)
-	must(t, f.Chown("/lf", 9, -1, true))
+	must(t, f.Chown(ctx, "/lf", 9, -1, true))
 	check("/f", 9, 200)
 	check("/lf", 7, 8)
-	must(t, f.Chown("/f", 4294967295-1, 0, true))
+	must(t, f.Chown(ctx, "/f", 4294967295-1, 0, true))
 	check("/f", 4294967294, 0)
-	wantErrno(t, "Chown(/nope)", f.Chown("/nope", 1, 1, true), syscall.ENOENT)
+	wantErrno(t, "Chown(/nope)", f.Chown(ctx, "/nope", 1, 1, true), syscall.ENOENT)
 }
 
 func TestFS_Utimens(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/f", "")
-	must(t, f.Symlink("f", "/lf"))
+	must(t, f.Symlink(ctx, "f", "/lf"))
 	at := time.Unix(1700000000, 123456789)
 	mt := time.Unix(1600000000, 987654321)
-	must(t, f.Utimens("/f", &at, &mt, true))
+	must(t, f.Utimens(ctx, "/f", &at, &mt, true))
 	st := lstat(t, f, "/f")
 	if !st.Atime.Equal(at) || !st.Mtime.Equal(mt) {
 		t.Errorf("times: got atime %v mtime %v, want %v %v", st.Atime, st.Mtime, at, mt)
@@ -488,13 +488,13 @@ func TestFS_Utimens(t *testing.T) {
 	}
 	// nil leaves a time unchanged.
 	mt2 := time.Unix(1500000000, 1)
-	must(t, f.Utimens("/f", nil, &mt2, true))
+	must(t, f.Utimens(ctx, "/f", nil, &mt2, true))
 	st = lstat(t, f, "/f")
 	if !st.Atime.Equal(at) || !st.Mtime.Equal(mt2) {
 		t.Errorf("times after nil atime: got %v %v, want %v %v", st.Atime, st.Mtime, at, mt2)
 	}
 	// The times survive a reopen-like cache drop: read through ReaddirPlus.
-	ents, err := f.ReaddirPlus("/")
+	ents, err := f.ReaddirPlus(ctx, "/")
 	must(t, err)
 	for _, e := range ents {
 		if e.Name == "f" && (!e.Stat.Atime.Equal(at) || !e.Stat.Mtime.Equal(mt2)) {
@@ -503,7 +503,7 @@ func TestFS_Utimens(t *testing.T) {
 	}
 	// Times before 1970 too.
 	old := time.Unix(-100, 5)
-	must(t, f.Utimens("/lf", &old, &old, false))
+	must(t, f.Utimens(ctx, "/lf", &old, &old, false))
 	if st := lstat(t, f, "/lf"); !st.Mtime.Equal(old) {
 		t.Errorf("symlink mtime: got %v, want %v", st.Mtime, old)
 	}
@@ -512,11 +512,11 @@ func TestFS_Utimens(t *testing.T) {
 	}
 	// Writing updates mtime and ctime.
 	before := time.Now().Add(-time.Second)
-	must(t, f.WriteFile("/f", []byte("x"), vfs.WriteOptions{}))
+	must(t, f.WriteFile(ctx, "/f", []byte("x"), vfs.WriteOptions{}))
 	if st := lstat(t, f, "/f"); st.Mtime.Before(before) || st.Ctime.Before(before) {
 		t.Errorf("times after a write: got mtime %v ctime %v, want after %v", st.Mtime, st.Ctime, before)
 	}
-	wantErrno(t, "Utimens(/nope)", f.Utimens("/nope", &at, &at, true), syscall.ENOENT)
+	wantErrno(t, "Utimens(/nope)", f.Utimens(ctx, "/nope", &at, &at, true), syscall.ENOENT)
 }
 
 func TestFS_Mknod(t *testing.T) {
@@ -542,7 +542,7 @@ func TestFS_Mknod(t *testing.T) {
 		{"/new/", schema.ModeFIFO | 0o644, 0, 0, "", 0, syscall.ENOENT},
 		{"/fifo/", schema.ModeFIFO | 0o644, 0, 0, "", 0, syscall.EEXIST},
 	} {
-		err := f.Mknod(tc.path, tc.mode, tc.rdev)
+		err := f.Mknod(ctx, tc.path, tc.mode, tc.rdev)
 		wantErrno(t, "Mknod("+tc.path+")", err, tc.errno)
 		if err != nil || tc.errno != 0 {
 			continue
@@ -552,20 +552,20 @@ func TestFS_Mknod(t *testing.T) {
 			t.Errorf("Lstat(%q): got mode %o type %s rdev %#x, want %o %s %#x", tc.path, st.Mode, st.TypeLetter(), st.Rdev, tc.want, tc.letter, tc.rdevW)
 		}
 	}
-	_, err := f.Open("/fifo", os.O_RDONLY, 0)
+	_, err := f.Open(ctx, "/fifo", os.O_RDONLY, 0)
 	wantErrno(t, "Open(fifo)", err, 0)
-	err = f.WriteFile("/chr", []byte("x"), vfs.WriteOptions{})
+	err = f.WriteFile(ctx, "/chr", []byte("x"), vfs.WriteOptions{})
 	wantErrno(t, "WriteFile(chr)", err, syscall.EINVAL)
 }
 
 func TestFS_Statfs(t *testing.T) {
 	a := openAgent(t)
 	f := a.FS
-	s0, err := f.Statfs()
+	s0, err := f.Statfs(ctx)
 	must(t, err)
 	writeFile(t, f, "/a", strings.Repeat("x", 10000))
 	writeFile(t, f, "/d/b", "12345")
-	s, err := f.Statfs()
+	s, err := f.Statfs(ctx)
 	must(t, err)
 	if s.BlockSize != cs {
 		t.Errorf("BlockSize: got %d, want %d", s.BlockSize, cs)
@@ -593,11 +593,11 @@ func TestFS_Statfs(t *testing.T) {
 func TestFS_Xattr(t *testing.T) {
 	f := newFS(t)
 	writeFile(t, f, "/f", "")
-	must(t, f.Symlink("f", "/lf"))
-	must(t, f.Setxattr("/f", "user.a", []byte("1"), 0, true))
-	must(t, f.Setxattr("/f", "user.b", []byte{}, 0, true))
-	must(t, f.Setxattr("/f", "user.bin", []byte{0, 0xff, 1}, 0, true))
-	must(t, f.Setxattr("/lf", "trusted.l", []byte("on link"), 0, false))
+	must(t, f.Symlink(ctx, "f", "/lf"))
+	must(t, f.Setxattr(ctx, "/f", "user.a", []byte("1"), 0, true))
+	must(t, f.Setxattr(ctx, "/f", "user.b", []byte{}, 0, true))
+	must(t, f.Setxattr(ctx, "/f", "user.bin", []byte{0, 0xff, 1}, 0, true))
+	must(t, f.Setxattr(ctx, "/lf", "trusted.l", []byte("on link"), 0, false))
 	for _, tc := range []struct {
 		name   string
 		path   string
@@ -614,20 +614,20 @@ func TestFS_Xattr(t *testing.T) {
 		{"user.nope", "/f", true, "", syscall.ENODATA},
 		{"user.a", "/nope", true, "", syscall.ENOENT},
 	} {
-		got, err := f.Getxattr(tc.path, tc.name, tc.follow)
+		got, err := f.Getxattr(ctx, tc.path, tc.name, tc.follow)
 		wantErrno(t, "Getxattr("+tc.path+", "+tc.name+")", err, tc.errno)
 		if err == nil && string(got) != tc.want {
 			t.Errorf("Getxattr(%s, %s): got %q, want %q", tc.path, tc.name, got, tc.want)
 		}
 	}
-	if got, err := f.Listxattr("/f", true); err != nil || !equalStrings(got, []string{"user.a", "user.b", "user.bin"}) {
+	if got, err := f.Listxattr(ctx, "/f", true); err != nil || !equalStrings(got, []string{"user.a", "user.b", "user.bin"}) {
 		t.Errorf("Listxattr(/f): got %q, %v", got, err)
 	}
-	if got, err := f.Listxattr("/lf", false); err != nil || !equalStrings(got, []string{"trusted.l"}) {
+	if got, err := f.Listxattr(ctx, "/lf", false); err != nil || !equalStrings(got, []string{"trusted.l"}) {
 		t.Errorf("Listxattr(/lf, nofollow): got %q, %v", got, err)
 	}
 	writeFile(t, f, "/g", "")
-	if got, err := f.Listxattr("/g", true); err != nil || len(got) != 0 {
+	if got, err := f.Listxattr(ctx, "/g", true); err != nil || len(got) != 0 {
 		t.Errorf("Listxattr(no attributes): got %q, %v", got, err)
 	}
 	big := bytes.Repeat([]byte("v"), 64<<10)
@@ -647,21 +647,21 @@ func TestFS_Xattr(t *testing.T) {
 		{"empty name", "", []byte("x"), 0, syscall.ERANGE},
 		{"long name", strings.Repeat("n", 256), []byte("x"), 0, syscall.ERANGE},
 	} {
-		wantErrno(t, "Setxattr "+tc.what, f.Setxattr("/f", tc.name, tc.value, tc.flags, true), tc.errno)
+		wantErrno(t, "Setxattr "+tc.what, f.Setxattr(ctx, "/f", tc.name, tc.value, tc.flags, true), tc.errno)
 	}
-	if got, _ := f.Getxattr("/f", "user.a", true); string(got) != "3" {
+	if got, _ := f.Getxattr(ctx, "/f", "user.a", true); string(got) != "3" {
 		t.Errorf("Getxattr after replace: got %q, want 3", got)
 	}
-	if got, _ := f.Getxattr("/f", "user.big", true); !bytes.Equal(got, big) {
+	if got, _ := f.Getxattr(ctx, "/f", "user.big", true); !bytes.Equal(got, big) {
 		t.Errorf("Getxattr(user.big): got %d bytes, want %d", len(got), len(big))
 	}
-	wantErrno(t, "Removexattr", f.Removexattr("/f", "user.a", true), 0)
-	wantErrno(t, "Removexattr again", f.Removexattr("/f", "user.a", true), syscall.ENODATA)
-	wantErrno(t, "Getxattr removed", func() error { _, err := f.Getxattr("/f", "user.a", true); return err }(), syscall.ENODATA)
-	wantErrno(t, "Removexattr missing file", f.Removexattr("/nope", "user.a", true), syscall.ENOENT)
+	wantErrno(t, "Removexattr", f.Removexattr(ctx, "/f", "user.a", true), 0)
+	wantErrno(t, "Removexattr again", f.Removexattr(ctx, "/f", "user.a", true), syscall.ENODATA)
+	wantErrno(t, "Getxattr removed", func() error { _, err := f.Getxattr(ctx, "/f", "user.a", true); return err }(), syscall.ENODATA)
+	wantErrno(t, "Removexattr missing file", f.Removexattr(ctx, "/nope", "user.a", true), syscall.ENOENT)
 	// Attributes belong to the inode: shared by hard links, gone with it.
-	must(t, f.Link("/f", "/f2"))
-	if got, _ := f.Getxattr("/f2", "user.c", true); string(got) != "4" {
+	must(t, f.Link(ctx, "/f", "/f2"))
+	if got, _ := f.Getxattr(ctx, "/f2", "user.c", true); string(got) != "4" {
 		t.Errorf("Getxattr through a hard link: got %q, want 4", got)
 	}
 }
@@ -674,21 +674,21 @@ func TestFS_UnlinkedOpen(t *testing.T) {
 			a := openAgent(t)
 			f := a.FS
 			writeFile(t, f, "/d/f", "hello")
-			h, err := f.Open("/d/f", os.O_RDWR, 0)
+			h, err := f.Open(ctx, "/d/f", os.O_RDWR, 0)
 			must(t, err)
-			h2, err := f.Open("/d/f", os.O_RDONLY, 0)
+			h2, err := f.Open(ctx, "/d/f", os.O_RDONLY, 0)
 			must(t, err)
 			ino := h.Ino()
 			switch remove {
 			case "unlink":
-				must(t, f.Unlink("/d/f"))
+				must(t, f.Unlink(ctx, "/d/f"))
 			case "rename over":
 				writeFile(t, f, "/d/g", "other")
-				must(t, f.Rename("/d/g", "/d/f"))
+				must(t, f.Rename(ctx, "/d/g", "/d/f"))
 			case "removeall":
-				must(t, f.RemoveAll("/d/f"))
+				must(t, f.RemoveAll(ctx, "/d/f"))
 			case "rmdir parent tree":
-				must(t, f.RemoveAll("/d"))
+				must(t, f.RemoveAll(ctx, "/d"))
 			}
 			if n := queryInt(t, a, "SELECT COUNT(*) FROM fs_dentry WHERE ino = ?", ino); n != 0 {
 				t.Errorf("directory entries of the removed file: got %d, want 0", n)
@@ -729,7 +729,7 @@ func TestFS_UnlinkedOpen(t *testing.T) {
 		a := openAgent(t)
 		f := a.FS
 		writeFile(t, f, "/f", "x")
-		h, err := f.Open("/f", os.O_RDONLY, 0)
+		h, err := f.Open(ctx, "/f", os.O_RDONLY, 0)
 		must(t, err)
 		must(t, h.Close())
 		wantContent(t, f, "/f", "x")
@@ -742,20 +742,20 @@ func TestFS_RemoveAll(t *testing.T) {
 	// A tree of 2000 files, some hard-linked from outside.
 	for i := 0; i < 2000; i++ {
 		p := "/tree/d" + itoa(i%10) + "/s" + itoa(i%7) + "/f" + itoa(i)
-		must(t, f.WriteFile(p, []byte(p), vfs.WriteOptions{CreateParents: true}))
+		must(t, f.WriteFile(ctx, p, []byte(p), vfs.WriteOptions{CreateParents: true}))
 	}
-	must(t, f.Symlink("/outside", "/tree/lnk"))
+	must(t, f.Symlink(ctx, "/outside", "/tree/lnk"))
 	writeFile(t, f, "/outside", "survives")
-	must(t, f.Link("/tree/d3/s3/f3", "/keep"))       // outside link into the tree
-	must(t, f.Link("/tree/d4/s4/f4", "/tree/d5/hl")) // two links inside
-	must(t, f.Link("/tree/d4/s4/f4", "/keep2"))
-	must(t, f.Setxattr("/tree/d1", "user.x", []byte("1"), 0, true))
+	must(t, f.Link(ctx, "/tree/d3/s3/f3", "/keep"))       // outside link into the tree
+	must(t, f.Link(ctx, "/tree/d4/s4/f4", "/tree/d5/hl")) // two links inside
+	must(t, f.Link(ctx, "/tree/d4/s4/f4", "/keep2"))
+	must(t, f.Setxattr(ctx, "/tree/d1", "user.x", []byte("1"), 0, true))
 	keep := lstat(t, f, "/keep")
 	if keep.Nlink != 2 {
 		t.Fatalf("Nlink of /keep before: got %d, want 2", keep.Nlink)
 	}
-	must(t, f.RemoveAll("/tree"))
-	if _, err := f.Lstat("/tree"); vfs.Errno(err) != syscall.ENOENT {
+	must(t, f.RemoveAll(ctx, "/tree"))
+	if _, err := f.Lstat(ctx, "/tree"); vfs.Errno(err) != syscall.ENOENT {
 		t.Errorf("Lstat(/tree) after RemoveAll: got %v, want ENOENT", err)
 	}
 	if got := lstat(t, f, "/keep"); got.Nlink != 1 || got.Ino != keep.Ino {
@@ -780,7 +780,7 @@ func TestFS_RemoveAll(t *testing.T) {
 	checkIntegrity(t, a)
 
 	writeFile(t, f, "/d/f", "")
-	must(t, f.Symlink("d", "/ld"))
+	must(t, f.Symlink(ctx, "d", "/ld"))
 	for _, tc := range []struct {
 		path  string
 		errno syscall.Errno
@@ -794,7 +794,7 @@ func TestFS_RemoveAll(t *testing.T) {
 		{"/ld", 0},                // removes the link only
 		{"/keep", 0},
 	} {
-		wantErrno(t, "RemoveAll("+tc.path+")", f.RemoveAll(tc.path), tc.errno)
+		wantErrno(t, "RemoveAll("+tc.path+")", f.RemoveAll(ctx, tc.path), tc.errno)
 	}
 	wantContent(t, f, "/d/f", "")
 	if got := readdir(t, f, "/"); !equalStrings(got, []string{"d", "keep2", "outside"}) {
@@ -806,28 +806,28 @@ func TestFS_CopyFile(t *testing.T) {
 	a := openAgent(t)
 	f := a.FS
 	data := pattern(3*cs+17, 5)
-	must(t, f.WriteFile("/src", data, vfs.WriteOptions{Perm: 0o640}))
-	must(t, f.CopyFile("/src", "/dst"))
-	got, err := f.ReadFile("/dst")
+	must(t, f.WriteFile(ctx, "/src", data, vfs.WriteOptions{Perm: 0o640}))
+	must(t, f.CopyFile(ctx, "/src", "/dst"))
+	got, err := f.ReadFile(ctx, "/dst")
 	must(t, err)
 	wantBytes(t, "ReadFile(/dst)", got, data)
 	if st := lstat(t, f, "/dst"); st.Perm() != 0o640 || st.Ino == lstat(t, f, "/src").Ino || st.Nlink != 1 {
 		t.Errorf("Lstat(/dst): got perm %o ino %d nlink %d", st.Perm(), st.Ino, st.Nlink)
 	}
 	// The copy is independent.
-	must(t, f.WriteFile("/src", []byte("changed"), vfs.WriteOptions{}))
-	got, _ = f.ReadFile("/dst")
+	must(t, f.WriteFile(ctx, "/src", []byte("changed"), vfs.WriteOptions{}))
+	got, _ = f.ReadFile(ctx, "/dst")
 	wantBytes(t, "copy after changing the source", got, data)
 	// Over an existing, longer file.
-	must(t, f.WriteFile("/long", pattern(10*cs, 9), vfs.WriteOptions{}))
-	must(t, f.CopyFile("/src", "/long"))
+	must(t, f.WriteFile(ctx, "/long", pattern(10*cs, 9), vfs.WriteOptions{}))
+	must(t, f.CopyFile(ctx, "/src", "/long"))
 	wantContent(t, f, "/long", "changed")
 	// Sparse source.
-	must(t, f.Truncate("/src", 2*cs))
-	must(t, f.CopyFile("/src", "/sparse"))
+	must(t, f.Truncate(ctx, "/src", 2*cs))
+	must(t, f.CopyFile(ctx, "/src", "/sparse"))
 	wantContent(t, f, "/sparse", "changed"+strings.Repeat("\x00", 2*cs-7))
-	must(t, f.Mkdir("/dir", 0o755))
-	must(t, f.Symlink("src", "/lsrc"))
+	must(t, f.Mkdir(ctx, "/dir", 0o755))
+	must(t, f.Symlink(ctx, "src", "/lsrc"))
 	for _, tc := range []struct {
 		src, dst string
 		errno    syscall.Errno
@@ -839,7 +839,7 @@ func TestFS_CopyFile(t *testing.T) {
 		{"/src", "/dir", syscall.EISDIR},
 		{"/src", "/nope/x", syscall.ENOENT},
 	} {
-		wantErrno(t, "CopyFile("+tc.src+", "+tc.dst+")", f.CopyFile(tc.src, tc.dst), tc.errno)
+		wantErrno(t, "CopyFile("+tc.src+", "+tc.dst+")", f.CopyFile(ctx, tc.src, tc.dst), tc.errno)
 	}
 	wantContent(t, f, "/src", "changed"+strings.Repeat("\x00", 2*cs-7))
 	checkIntegrity(t, a)
@@ -854,20 +854,20 @@ func TestFS_ReadFileIntoAllocator(t *testing.T) {
 	writeFile(t, f, "/small", "hello")
 	declines := func(int) []byte { return nil }
 	for _, name := range []string{"/empty", "/small"} {
-		got, err := f.ReadFileInto(name, declines)
+		got, err := f.ReadFileInto(ctx, name, declines)
 		if err != nil {
 			t.Fatalf("ReadFileInto(%s): %v", name, err)
 		}
-		want, _ := f.ReadFile(name)
+		want, _ := f.ReadFile(ctx, name)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("ReadFileInto(%s) = %q, want %q", name, got, want)
 		}
 	}
 	var given []byte
-	got, err := f.ReadFileInto("/small", func(n int) []byte { given = make([]byte, n); return given })
+	got, err := f.ReadFileInto(ctx, "/small", func(n int) []byte { given = make([]byte, n); return given })
 	if err != nil || string(got) != "hello" || &got[0] != &given[0] {
 		t.Fatalf("ReadFileInto with an allocator = %q, %v; want hello in the given memory", got, err)
 	}
-	_, err = f.ReadFileInto("/", declines)
+	_, err = f.ReadFileInto(ctx, "/", declines)
 	wantErrno(t, "ReadFileInto(/)", err, syscall.EISDIR)
 }

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -664,11 +665,11 @@ type OverlayFile struct {
 
 // OverlayInfo returns the overlay record of inode ino (ok false for an
 // inode created in the delta, or when the filesystem is no overlay).
-func (f *FS) OverlayInfo(ino int64) (info OverlayFile, ok bool, err error) {
+func (f *FS) OverlayInfo(ctx context.Context, ino int64) (info OverlayFile, ok bool, err error) {
 	if f.ov == nil {
 		return info, false, nil
 	}
-	err = f.read(func(c *store.Conn) error {
+	err = f.read(ctx, func(c *store.Conn) error {
 		n, err := f.ovNode(c, ino)
 		if err != nil || n == nil {
 			return err
@@ -682,8 +683,8 @@ func (f *FS) OverlayInfo(ino int64) (info OverlayFile, ok bool, err error) {
 }
 
 // ChunkCount returns the number of fs_data chunks stored for inode ino.
-func (f *FS) ChunkCount(ino int64) (n int64, err error) {
-	err = f.read(func(c *store.Conn) error {
+func (f *FS) ChunkCount(ctx context.Context, ino int64) (n int64, err error) {
+	err = f.read(ctx, func(c *store.Conn) error {
 		return c.QueryRow("SELECT COUNT(*) FROM fs_data WHERE ino = ?", ino).Scan(&n)
 	})
 	return n, err
@@ -769,8 +770,8 @@ func (f *FS) ovCopied(c *store.Conn, src, dst int64) error {
 // anyBase, bytes an overlay file still takes from its base file are read
 // even if that file changed since the copy-up (they are zeros if it is
 // gone) instead of failing with ESTALE: commit --force uses it.
-func (f *FS) ReadInoAt(ino int64, p []byte, off int64, anyBase bool) (int, error) {
-	n, err := f.readAtBase(ino, p, off, anyBase)
+func (f *FS) ReadInoAt(ctx context.Context, ino int64, p []byte, off int64, anyBase bool) (int, error) {
+	n, err := f.readAtBase(ctx, ino, p, off, anyBase)
 	if e := errnoOf(err); e != 0 {
 		err = pathErr("read", inoPath(ino), e)
 	}

@@ -44,6 +44,7 @@ func checkOverlayOps(t *testing.T, data []byte) {
 		return
 	}
 	m := newModel()
+	m.overlay = true
 	if _, _, err := runOps(m, decodeOps(script(overlaySetup))); err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func pathTree(t *testing.T) *vfs.FS {
 		{"loop2", "/loop1"}, {"loop1", "/loop2"}, {"self", "/self"}, {"..", "/d/up"},
 		{"/", "/lroot"}, {"chain2", "/chain1"}, {"chain3", "/chain2"}, {"d", "/chain3"},
 	} {
-		must(t, f.Symlink(l[0], l[1]))
+		must(t, f.Symlink(ctx, l[0], l[1]))
 	}
 	return f
 }
@@ -94,7 +94,7 @@ func TestFS_Stat(t *testing.T) {
 		{"/self/", 0, syscall.ELOOP},
 		{"/d/sub/g/../f", 0, syscall.ENOTDIR},
 	} {
-		st, err := f.Stat(tc.path)
+		st, err := f.Stat(ctx, tc.path)
 		wantErrno(t, "Stat("+tc.path+")", err, tc.errno)
 		if err == nil && st.Ino != tc.ino {
 			t.Errorf("Stat(%q).Ino: got %d, want %d", tc.path, st.Ino, tc.ino)
@@ -124,7 +124,7 @@ func TestFS_Lstat(t *testing.T) {
 		{path: "/loop1/", errno: syscall.ELOOP},
 		{path: "/d/up", symlink: true},
 	} {
-		st, err := f.Lstat(tc.path)
+		st, err := f.Lstat(ctx, tc.path)
 		wantErrno(t, "Lstat("+tc.path+")", err, tc.errno)
 		if err != nil {
 			continue
@@ -162,7 +162,7 @@ func TestFS_Readlink(t *testing.T) {
 		{"/missing", "", syscall.ENOENT},
 		{"/d/f/x", "", syscall.ENOTDIR},
 	} {
-		got, err := f.Readlink(tc.path)
+		got, err := f.Readlink(ctx, tc.path)
 		wantErrno(t, "Readlink("+tc.path+")", err, tc.errno)
 		if got != tc.want {
 			t.Errorf("Readlink(%q): got %q, want %q", tc.path, got, tc.want)
@@ -191,20 +191,20 @@ func TestFS_Symlink(t *testing.T) {
 		{"x", "/new4/", syscall.ENOENT}, // symlink(2): a missing "name/"
 		{"x", "/d/f/", syscall.EEXIST},
 	} {
-		err := f.Symlink(tc.target, tc.path)
+		err := f.Symlink(ctx, tc.target, tc.path)
 		wantErrno(t, "Symlink("+tc.target+", "+tc.path+")", err, tc.errno)
 	}
-	if got, err := f.Readlink("/d/new3"); err != nil || got != "x" {
+	if got, err := f.Readlink(ctx, "/d/new3"); err != nil || got != "x" {
 		t.Errorf("Readlink(/d/new3): got %q, %v; want x", got, err)
 	}
 	// Date-looking and non-UTF-8 targets come back byte-exact.
 	for _, target := range []string{"2024-01-01", "2024-01-01 10:00:00", "\xff\xfe", "12:30:00"} {
-		must(t, f.Symlink(target, "/t"))
-		got, err := f.Readlink("/t")
+		must(t, f.Symlink(ctx, target, "/t"))
+		got, err := f.Readlink(ctx, "/t")
 		if err != nil || got != target {
 			t.Errorf("Readlink of a link to %q: got %q, %v", target, got, err)
 		}
-		must(t, f.Unlink("/t"))
+		must(t, f.Unlink(ctx, "/t"))
 	}
 }
 
@@ -230,9 +230,9 @@ func TestFS_Names(t *testing.T) {
 		{"/ünïcødé", 0},
 		{"/-", 0},
 	} {
-		err := f.WriteFile(tc.path, []byte("x"), vfs.WriteOptions{})
+		err := f.WriteFile(ctx, tc.path, []byte("x"), vfs.WriteOptions{})
 		wantErrno(t, "WriteFile("+short(tc.path)+")", err, tc.errno)
-		_, err = f.Stat(tc.path)
+		_, err = f.Stat(ctx, tc.path)
 		wantErrno(t, "Stat("+short(tc.path)+")", err, tc.errno)
 	}
 	got := readdir(t, f, "/")
@@ -241,7 +241,7 @@ func TestFS_Names(t *testing.T) {
 		t.Errorf("Readdir(/): got %q, want %q", got, want)
 	}
 	// Every other read path returns names byte-exact too.
-	ents, err := f.ReaddirPlus("/")
+	ents, err := f.ReaddirPlus(ctx, "/")
 	must(t, err)
 	var names []string
 	for _, e := range ents {
@@ -250,7 +250,7 @@ func TestFS_Names(t *testing.T) {
 	if !equalStrings(names, want) {
 		t.Errorf("ReaddirPlus(/) names: got %q, want %q", names, want)
 	}
-	paths, err := f.Paths()
+	paths, err := f.Paths(ctx)
 	must(t, err)
 	wantPaths := []string{"/"}
 	for _, n := range want {
@@ -260,21 +260,21 @@ func TestFS_Names(t *testing.T) {
 		t.Errorf("Paths(): got %q, want %q", paths, wantPaths)
 	}
 	// Date-looking names as directories, renamed, linked and with xattrs.
-	must(t, f.Mkdir("/2024-01-02", 0o755))
-	must(t, f.Rename("/2024-01-01", "/2024-01-02/2024-01-03 00:00:00"))
-	must(t, f.Link("/2024-01-02/2024-01-03 00:00:00", "/2024-01-02/2025-12-31"))
+	must(t, f.Mkdir(ctx, "/2024-01-02", 0o755))
+	must(t, f.Rename(ctx, "/2024-01-01", "/2024-01-02/2024-01-03 00:00:00"))
+	must(t, f.Link(ctx, "/2024-01-02/2024-01-03 00:00:00", "/2024-01-02/2025-12-31"))
 	if got, want := readdir(t, f, "/2024-01-02"), []string{"2024-01-03 00:00:00", "2025-12-31"}; !equalStrings(got, want) {
 		t.Errorf("Readdir(/2024-01-02): got %q, want %q", got, want)
 	}
-	must(t, f.Setxattr("/2024-01-02", "user.2024-01-01", []byte("2024-01-01"), 0, true))
-	if got, err := f.Listxattr("/2024-01-02", true); err != nil || !equalStrings(got, []string{"user.2024-01-01"}) {
+	must(t, f.Setxattr(ctx, "/2024-01-02", "user.2024-01-01", []byte("2024-01-01"), 0, true))
+	if got, err := f.Listxattr(ctx, "/2024-01-02", true); err != nil || !equalStrings(got, []string{"user.2024-01-01"}) {
 		t.Errorf("Listxattr: got %q, %v", got, err)
 	}
-	if got, err := f.Getxattr("/2024-01-02", "user.2024-01-01", true); err != nil || string(got) != "2024-01-01" {
+	if got, err := f.Getxattr(ctx, "/2024-01-02", "user.2024-01-01", true); err != nil || string(got) != "2024-01-01" {
 		t.Errorf("Getxattr: got %q, %v", got, err)
 	}
 	// Non-UTF-8 directory names work as path components.
-	must(t, f.Mkdir("/\xfe", 0o755))
+	must(t, f.Mkdir(ctx, "/\xfe", 0o755))
 	writeFile(t, f, "/\xfe/\x80", "bin")
 	wantContent(t, f, "/\xfe/\x80", "bin")
 	if got := readdir(t, f, "/\xfe"); !equalStrings(got, []string{"\x80"}) {
@@ -282,7 +282,7 @@ func TestFS_Names(t *testing.T) {
 	}
 	// The walk also preserves names.
 	var walked []string
-	must(t, f.Walk("/2024-01-02", func(p string, _ vfs.Stat) error { walked = append(walked, p); return nil }))
+	must(t, f.Walk(ctx, "/2024-01-02", func(p string, _ vfs.Stat) error { walked = append(walked, p); return nil }))
 	if want := []string{"/2024-01-02", "/2024-01-02/2024-01-03 00:00:00", "/2024-01-02/2025-12-31"}; !equalStrings(walked, want) {
 		t.Errorf("Walk: got %q, want %q", walked, want)
 	}
@@ -290,7 +290,7 @@ func TestFS_Names(t *testing.T) {
 
 func TestFS_Errors(t *testing.T) {
 	f := newFS(t)
-	_, err := f.Stat("/missing")
+	_, err := f.Stat(ctx, "/missing")
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("errors.Is(Stat(/missing), fs.ErrNotExist): got false for %v", err)
 	}
@@ -309,7 +309,7 @@ func TestFS_Errors(t *testing.T) {
 		t.Errorf("PathError.Err: got %#v, want syscall.ENOENT", pe.Err)
 	}
 	writeFile(t, f, "/x", "")
-	err = f.Mkdir("/x", 0o755)
+	err = f.Mkdir(ctx, "/x", 0o755)
 	if !errors.Is(err, fs.ErrExist) {
 		t.Errorf("errors.Is(Mkdir over a file, fs.ErrExist): got false for %v", err)
 	}
@@ -323,16 +323,16 @@ func TestFS_Errors(t *testing.T) {
 	if got := vfs.Errno(nil); got != 0 {
 		t.Errorf("Errno(nil): got %v, want 0", got)
 	}
-	ok, err := f.Exists("/x")
+	ok, err := f.Exists(ctx, "/x")
 	if !ok || err != nil {
 		t.Errorf("Exists(/x): got %v, %v; want true, nil", ok, err)
 	}
-	ok, err = f.Exists("/nope")
+	ok, err = f.Exists(ctx, "/nope")
 	if ok || err != nil {
 		t.Errorf("Exists(/nope): got %v, %v; want false, nil", ok, err)
 	}
-	_, err = f.Exists("/x/y")
+	_, err = f.Exists(ctx, "/x/y")
 	wantErrno(t, "Exists(/x/y)", err, syscall.ENOTDIR)
-	wantErrno(t, "Access(/x)", f.Access("/x", 4), 0)
-	wantErrno(t, "Access(/nope)", f.Access("/nope", 4), syscall.ENOENT)
+	wantErrno(t, "Access(/x)", f.Access(ctx, "/x", 4), 0)
+	wantErrno(t, "Access(/nope)", f.Access(ctx, "/nope", 4), syscall.ENOENT)
 }

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"syscall"
 	"time"
 
@@ -11,8 +12,8 @@ import (
 // a file, symlink or special file is unlinked; a directory needs
 // recursive (EISDIR otherwise) and is removed with everything below it; a
 // missing path is an error (ENOENT) unless force.
-func (f *FS) Remove(path string, recursive, force bool) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) Remove(ctx context.Context, path string, recursive, force bool) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, err := f.resolveEntry(c, "rm", path, false, syscall.EINVAL)
 		if err != nil {
 			if force && errnoOf(err) == syscall.ENOENT {

@@ -15,10 +15,10 @@ func TestRemove(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(f.MkdirAll("/d/sub", 0o755))
-	must(f.WriteFile("/d/sub/x", []byte("x"), vfs.WriteOptions{}))
-	must(f.WriteFile("/file", []byte("y"), vfs.WriteOptions{}))
-	must(f.Symlink("/d", "/link"))
+	must(f.MkdirAll(ctx, "/d/sub", 0o755))
+	must(f.WriteFile(ctx, "/d/sub/x", []byte("x"), vfs.WriteOptions{}))
+	must(f.WriteFile(ctx, "/file", []byte("y"), vfs.WriteOptions{}))
+	must(f.Symlink(ctx, "/d", "/link"))
 
 	for _, tc := range []struct {
 		path             string
@@ -37,12 +37,12 @@ func TestRemove(t *testing.T) {
 		{"/d", true, false, 0},
 		{"/d", true, false, syscall.ENOENT},
 	} {
-		err := f.Remove(tc.path, tc.recursive, tc.force)
+		err := f.Remove(ctx, tc.path, tc.recursive, tc.force)
 		if got := vfs.Errno(err); got != tc.want || (err != nil && got == 0) {
 			t.Errorf("Remove(%q, recursive=%v, force=%v) = %v, want %s", tc.path, tc.recursive, tc.force, err, errnoName(tc.want))
 		}
 	}
-	names, err := f.Readdir("/")
+	names, err := f.Readdir(ctx, "/")
 	must(err)
 	if len(names) != 0 {
 		t.Errorf("left %v", names)

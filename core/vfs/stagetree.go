@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -29,8 +30,8 @@ const StagePrefix = ".agentfs-tmp-"
 // renamed to dst at the end when dst does not exist, into dst itself when
 // it is an existing directory. counts reports what build has written so
 // far, for the error of a failed merge.
-func (f *FS) StageTree(dst string, build func(target string) error, counts func() string) error {
-	_, err := f.Lstat(dst)
+func (f *FS) StageTree(ctx context.Context, dst string, build func(target string) error, counts func() string) error {
+	_, err := f.Lstat(ctx, dst)
 	switch {
 	case err == nil:
 		if err := build(dst); err != nil {
@@ -41,21 +42,21 @@ func (f *FS) StageTree(dst string, build func(target string) error, counts func(
 		return err
 	}
 	parent := path.Dir(dst)
-	if err := f.MkdirAll(parent, 0o755); err != nil {
+	if err := f.MkdirAll(ctx, parent, 0o755); err != nil {
 		return err
 	}
-	f.removeStaleStaging(parent)
+	f.removeStaleStaging(ctx, parent)
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	stage := path.Join(parent, StagePrefix+strconv.Itoa(os.Getpid())+"-"+hex.EncodeToString(rnd[:]))
 	if err := build(stage); err != nil {
-		if rerr := f.RemoveAll(stage); rerr != nil {
+		if rerr := f.RemoveAll(ctx, stage); rerr != nil {
 			return fmt.Errorf("%w\nnothing was written to %s, but the partial copy in %s could not be removed: %v", err, dst, stage, rerr)
 		}
 		return fmt.Errorf("%w\nnothing was written to %s (the partial copy was removed)", err, dst)
 	}
-	if err := f.Rename2(stage, dst, RenameNoReplace); err != nil {
-		f.RemoveAll(stage)
+	if err := f.Rename2(ctx, stage, dst, RenameNoReplace); err != nil {
+		f.RemoveAll(ctx, stage)
 		return fmt.Errorf("%w\nnothing was written to %s (it appeared during the copy)", err, dst)
 	}
 	return nil
@@ -63,8 +64,8 @@ func (f *FS) StageTree(dst string, build func(target string) error, counts func(
 
 // removeStaleStaging removes the staging directories in dir of processes
 // that no longer run (a copy killed midway).
-func (f *FS) removeStaleStaging(dir string) {
-	names, err := f.Readdir(dir)
+func (f *FS) removeStaleStaging(ctx context.Context, dir string) {
+	names, err := f.Readdir(ctx, dir)
 	if err != nil {
 		return
 	}
@@ -79,7 +80,7 @@ func (f *FS) removeStaleStaging(dir string) {
 			continue
 		}
 		if !processAlive(pid) {
-			f.RemoveAll(path.Join(dir, n))
+			f.RemoveAll(ctx, path.Join(dir, n))
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 type Stat struct {
 	Ino     int64
 	Mode    uint32 // file type and permission bits, as in st_mode
-	Nlink   uint32
+	Nlink   uint32 // a directory: 2 + its subdirectories, computed (nlink.go); the database keeps 1
 	UID     uint32
 	GID     uint32
 	Size    int64

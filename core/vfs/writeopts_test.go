@@ -13,10 +13,10 @@ import (
 func TestFS_WriteFileModeAndTimes(t *testing.T) {
 	f := newFS(t)
 	at, mt := time.Unix(1600000000, 111), time.Unix(1700000000, 222)
-	if err := f.WriteFile("/a", []byte("x"), vfs.WriteOptions{Perm: 0o600, SetPerm: true, Atime: at, Mtime: mt}); err != nil {
+	if err := f.WriteFile(ctx, "/a", []byte("x"), vfs.WriteOptions{Perm: 0o600, SetPerm: true, Atime: at, Mtime: mt}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := f.Stat("/a")
+	st, err := f.Stat(ctx, "/a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,16 +24,16 @@ func TestFS_WriteFileModeAndTimes(t *testing.T) {
 		t.Fatalf("got perm %o atime %v mtime %v; want 600 %v %v", st.Perm(), st.Atime, st.Mtime, at, mt)
 	}
 	// Replacing keeps the mode unless SetPerm; SetPerm takes 0 literally.
-	if err := f.WriteFile("/a", []byte("yy"), vfs.WriteOptions{Perm: 0o755}); err != nil {
+	if err := f.WriteFile(ctx, "/a", []byte("yy"), vfs.WriteOptions{Perm: 0o755}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := f.Stat("/a"); st.Perm() != 0o600 || st.Size != 2 {
+	if st, _ := f.Stat(ctx, "/a"); st.Perm() != 0o600 || st.Size != 2 {
 		t.Fatalf("after plain replace: perm %o size %d; want 600 2", st.Perm(), st.Size)
 	}
-	if err := f.WriteFile("/a", []byte("z"), vfs.WriteOptions{Perm: 0, SetPerm: true}); err != nil {
+	if err := f.WriteFile(ctx, "/a", []byte("z"), vfs.WriteOptions{Perm: 0, SetPerm: true}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := f.Stat("/a"); st.Perm() != 0 || !st.IsRegular() {
+	if st, _ := f.Stat(ctx, "/a"); st.Perm() != 0 || !st.IsRegular() {
 		t.Fatalf("after SetPerm 0: mode %o; want regular file with perm 0", st.Mode)
 	}
 }
@@ -44,11 +44,11 @@ func TestFS_PathMaxCountsNUL(t *testing.T) {
 	if len(long) != vfs.PathMax {
 		t.Fatalf("test path is %d bytes", len(long))
 	}
-	_, err := f.Stat(long)
+	_, err := f.Stat(ctx, long)
 	if !errors.Is(err, syscall.ENAMETOOLONG) {
 		t.Fatalf("Stat of a %d-byte path: %v, want ENAMETOOLONG", len(long), err)
 	}
-	_, err = f.Stat(long[:vfs.PathMax-1])
+	_, err = f.Stat(ctx, long[:vfs.PathMax-1])
 	if !errors.Is(err, syscall.ENOENT) {
 		t.Fatalf("Stat of a %d-byte path: %v, want ENOENT", vfs.PathMax-1, err)
 	}
@@ -58,20 +58,20 @@ func TestFS_PathMaxCountsNUL(t *testing.T) {
 // and large sizes must survive.
 func TestFS_StatPreEpochTimes(t *testing.T) {
 	f := newFS(t)
-	if err := f.WriteFile("/old", []byte("x"), vfs.WriteOptions{}); err != nil {
+	if err := f.WriteFile(ctx, "/old", []byte("x"), vfs.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate("/old", 1<<40); err != nil {
+	if err := f.Truncate(ctx, "/old", 1<<40); err != nil {
 		t.Fatal(err)
 	}
 	at, mt := time.Unix(-86400*365, 5), time.Unix(-1, 999999999)
-	if err := f.Utimens("/old", &at, &mt, true); err != nil {
+	if err := f.Utimens(ctx, "/old", &at, &mt, true); err != nil {
 		t.Fatal(err)
 	}
 	for _, get := range []func() (vfs.Stat, error){
-		func() (vfs.Stat, error) { return f.Stat("/old") },
+		func() (vfs.Stat, error) { return f.Stat(ctx, "/old") },
 		func() (vfs.Stat, error) {
-			es, err := f.ReaddirPlus("/")
+			es, err := f.ReaddirPlus(ctx, "/")
 			if err != nil || len(es) != 1 {
 				return vfs.Stat{}, err
 			}

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"context"
 	"syscall"
 	"time"
 
@@ -21,11 +22,11 @@ const (
 
 // Setxattr sets an extended attribute of path (following symlinks when
 // follow is true).
-func (f *FS) Setxattr(path, name string, value []byte, flags int, follow bool) error {
+func (f *FS) Setxattr(ctx context.Context, path, name string, value []byte, flags int, follow bool) error {
 	if err := checkXattr(path, name, value); err != nil {
 		return err
 	}
-	return f.write(func(c *store.Conn) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, err := f.resolveExisting(c, "setxattr", path, follow)
 		if err != nil {
 			return err
@@ -80,9 +81,9 @@ func (f *FS) hasXattr(c *store.Conn, ino int64, name string) (bool, error) {
 }
 
 // Getxattr returns the value of an extended attribute, or ENODATA.
-func (f *FS) Getxattr(path, name string, follow bool) ([]byte, error) {
+func (f *FS) Getxattr(ctx context.Context, path, name string, follow bool) ([]byte, error) {
 	var v []byte
-	err := f.read(func(c *store.Conn) error {
+	err := f.read(ctx, func(c *store.Conn) error {
 		l, err := f.resolveExisting(c, "getxattr", path, follow)
 		if err != nil {
 			return err
@@ -106,9 +107,9 @@ func (f *FS) getxattr(c *store.Conn, path string, ino int64, name string) ([]byt
 }
 
 // Listxattr returns the names of the extended attributes of path.
-func (f *FS) Listxattr(path string, follow bool) ([]string, error) {
+func (f *FS) Listxattr(ctx context.Context, path string, follow bool) ([]string, error) {
 	var names []string
-	err := f.read(func(c *store.Conn) error {
+	err := f.read(ctx, func(c *store.Conn) error {
 		l, err := f.resolveExisting(c, "listxattr", path, follow)
 		if err != nil {
 			return err
@@ -124,8 +125,8 @@ func (f *FS) listxattr(c *store.Conn, ino int64) ([]string, error) {
 }
 
 // Removexattr deletes an extended attribute, or fails with ENODATA.
-func (f *FS) Removexattr(path, name string, follow bool) error {
-	return f.write(func(c *store.Conn) error {
+func (f *FS) Removexattr(ctx context.Context, path, name string, follow bool) error {
+	return f.write(ctx, func(c *store.Conn) error {
 		l, err := f.resolveExisting(c, "removexattr", path, follow)
 		if err != nil {
 			return err

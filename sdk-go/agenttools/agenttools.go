@@ -4,7 +4,8 @@
 // Schemas of spec/tools/agent-tools.json and the behaviour that
 // spec/tools/README.md describes and spec/tools/cases.json checks in every
 // SDK. Each call is recorded in the agent's tool-call log under the tool's
-// name, with its arguments and result.
+// name, with its arguments and result. The tools are the engine's
+// (core/agenttools); this package offers them over an *agentfs.AgentFS.
 //
 //	tools := agenttools.New(agent, agenttools.Options{})
 //	for _, s := range tools.Specs() { /* offer s.Name, s.Description, s.InputSchema to the model */ }
@@ -12,29 +13,20 @@
 package agenttools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"slices"
-	"strconv"
-	"strings"
-	"syscall"
-	"time"
 
+	core "github.com/agentfs-go/agentfs/core/agenttools"
 	"github.com/agentfs-go/agentfs/core/sandbox"
-	"github.com/agentfs-go/agentfs/core/vfs"
 	agentfs "github.com/agentfs-go/agentfs/sdk-go"
 )
 
 // Spec is one tool as a model sees it.
-type Spec struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Writes      bool            `json:"writes"`
-	InputSchema json.RawMessage `json:"input_schema"`
-}
+type Spec = core.Spec
+
+// Error is a tool failure with its POSIX code (EINVAL, ENOENT, ...);
+// errors.Is(err, syscall.EINVAL) works.
+type Error = core.Error
 
 // Options choose the tools and the sandbox of bash and search.
 type Options struct {
@@ -46,400 +38,30 @@ type Options struct {
 	Limits sandbox.Limits
 	// Allow and Deny name the commands scripts may and may not run.
 	Allow, Deny []string
+	// Readable and Writable are the path prefixes every tool may read and
+	// write (nil: everything); outside them a tool fails with EACCES.
+	Readable, Writable []string
 	// NoLog skips the tool-call records.
 	NoLog bool
 }
 
 // Tools is the tool set over one agent. It is safe for concurrent use.
-type Tools struct {
-	agent *agentfs.AgentFS
-	opts  Options
-	specs []Spec
-	props map[string]map[string]prop
-	req   map[string][]string
-}
-
-type prop struct {
-	Type    string          `json:"type"`
-	Default json.RawMessage `json:"default"`
-	Minimum *float64        `json:"minimum"`
-	Maximum *float64        `json:"maximum"`
-}
-
-// Error is a tool failure with its POSIX code (EINVAL, ENOENT, ...);
-// errors.Is(err, syscall.EINVAL) works.
-type Error struct {
-	Errno syscall.Errno
-	Msg   string
-}
-
-func (e *Error) Error() string         { return vfs.ErrnoName(e.Errno) + ": " + e.Msg }
-func (e *Error) Unwrap() error         { return e.Errno }
-func invalid(f string, a ...any) error { return &Error{syscall.EINVAL, fmt.Sprintf(f, a...)} }
-
-// logStringMax is the longest string kept in the log per field.
-const logStringMax = 4096
+type Tools struct{ t *core.Tools }
 
 // New returns the tools over agent (opened in this process: bash and
 // search run in its sandbox).
 func New(agent *agentfs.AgentFS, opts Options) *Tools {
-	var all []Spec
-	if err := json.Unmarshal([]byte(specsJSON), &all); err != nil {
-		panic("agenttools: generated specs: " + err.Error()) // generated code, checked by the tests
-	}
-	t := &Tools{agent: agent, opts: opts, props: map[string]map[string]prop{}, req: map[string][]string{}}
-	for _, s := range all {
-		var sch struct {
-			Properties map[string]prop `json:"properties"`
-			Required   []string        `json:"required"`
-		}
-		_ = json.Unmarshal(s.InputSchema, &sch)
-		t.props[s.Name], t.req[s.Name] = sch.Properties, sch.Required
-		if (opts.Only != nil && !slices.Contains(opts.Only, s.Name)) || (opts.ReadOnly && s.Writes) {
-			continue
-		}
-		t.specs = append(t.specs, s)
-	}
-	return t
+	return &Tools{core.New(agent.Engine(), core.Options{
+		Only: opts.Only, ReadOnly: opts.ReadOnly, Limits: opts.Limits, NoLog: opts.NoLog,
+		Policy: sandbox.Policy{Allow: opts.Allow, Deny: opts.Deny, Readable: opts.Readable, Writable: opts.Writable},
+	})}
 }
 
 // Specs lists the offered tools in the spec's order.
-func (t *Tools) Specs() []Spec { return slices.Clone(t.specs) }
+func (t *Tools) Specs() []Spec { return t.t.Specs() }
 
 // Call runs one tool with its JSON arguments (validated against its
 // schema) and records the call. The result is a JSON-ready map.
 func (t *Tools) Call(ctx context.Context, name string, args json.RawMessage) (map[string]any, error) {
-	if !slices.ContainsFunc(t.specs, func(s Spec) bool { return s.Name == name }) {
-		var names []string
-		for _, s := range t.specs {
-			names = append(names, s.Name)
-		}
-		return nil, invalid("unknown tool %q (tools: %s)", name, strings.Join(names, ", "))
-	}
-	start := time.Now()
-	var params any
-	if err := json.Unmarshal(args, &params); err != nil {
-		params = string(args)
-	}
-	in, err := t.validate(name, args)
-	var res map[string]any
-	if err == nil {
-		res, err = run[name](ctx, t, in)
-	}
-	if !t.opts.NoLog {
-		rec := agentfs.ToolRecord{Name: name, StartedAt: start, CompletedAt: time.Now(), Parameters: forLog(params)}
-		if err != nil {
-			rec.Error = err.Error()
-		} else {
-			rec.Result = forLog(logResult(name, res))
-			if name == "bash" && res["exit_code"] != 0 {
-				// The log marks a failing script, as the engine's exec record does.
-				rec.Error = fmt.Sprintf("exit status %d", res["exit_code"])
-				if l, ok := res["limit"]; ok {
-					rec.Error += fmt.Sprintf(": %v", l)
-				}
-			}
-		}
-		if _, lerr := t.agent.Tools().Record(context.WithoutCancel(ctx), rec); lerr != nil && err == nil {
-			return res, fmt.Errorf("agenttools: recording %s: %w", name, lerr)
-		}
-	}
-	return res, err
-}
-
-// validate checks the arguments against the schema and fills defaults.
-func (t *Tools) validate(name string, args json.RawMessage) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var in map[string]any
-	if err := dec.Decode(&in); err != nil || in == nil {
-		return nil, invalid("%s: the input must be a JSON object", name)
-	}
-	props := t.props[name]
-	for k, v := range in {
-		p, ok := props[k]
-		if !ok {
-			keys := make([]string, 0, len(props))
-			for k := range props {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			return nil, invalid("%s: unknown argument %q (arguments: %s)", name, k, strings.Join(keys, ", "))
-		}
-		switch p.Type {
-		case "string":
-			if _, ok := v.(string); !ok {
-				return nil, invalid("%s: argument %s must be a string", name, k)
-			}
-		case "boolean":
-			if _, ok := v.(bool); !ok {
-				return nil, invalid("%s: argument %s must be a boolean", name, k)
-			}
-		case "integer":
-			n, ok := v.(json.Number)
-			i, err := n.Int64()
-			if !ok || err != nil {
-				return nil, invalid("%s: argument %s must be an integer", name, k)
-			}
-			if (p.Minimum != nil && float64(i) < *p.Minimum) || (p.Maximum != nil && float64(i) > *p.Maximum) {
-				return nil, invalid("%s: argument %s must be between %v and %v", name, k, *p.Minimum, *p.Maximum)
-			}
-			in[k] = int(i)
-		}
-	}
-	for _, r := range t.req[name] {
-		if _, ok := in[r]; !ok {
-			return nil, invalid("%s: missing argument %s", name, r)
-		}
-	}
-	for k, p := range props {
-		if _, ok := in[k]; !ok && p.Default != nil {
-			var d any
-			_ = json.Unmarshal(p.Default, &d)
-			if f, ok := d.(float64); ok && p.Type == "integer" {
-				d = int(f)
-			}
-			in[k] = d
-		}
-	}
-	return in, nil
-}
-
-// agentPath makes a path absolute in the agent's filesystem, as the MCP
-// tools do.
-func agentPath(p string) (string, error) {
-	if p == "" {
-		return "", &Error{syscall.ENOENT, "empty path"}
-	}
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	return p, nil
-}
-
-func typeName(st vfs.Stat) string {
-	switch n := st.TypeName(); n {
-	case "file", "dir", "symlink":
-		return n
-	}
-	return "other"
-}
-
-// shellQuote quotes a word for the sandbox's shell.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func (t *Tools) exec(ctx context.Context, script, dir string) (sandbox.Result, error) {
-	opts := sandbox.Options{Limits: t.opts.Limits, Policy: sandbox.Policy{Allow: t.opts.Allow, Deny: t.opts.Deny}, NoAudit: true}
-	if opts.Limits == (sandbox.Limits{}) {
-		opts.Limits = sandbox.Normal
-	}
-	sb, err := sandbox.New(t.agent.Engine(), opts)
-	if err != nil {
-		return sandbox.Result{}, invalid("sandbox: %v", err)
-	}
-	return sb.Exec(ctx, script, sandbox.ExecOptions{Dir: dir})
-}
-
-func str(in map[string]any, k string) string { s, _ := in[k].(string); return s }
-
-var run = map[string]func(ctx context.Context, t *Tools, in map[string]any) (map[string]any, error){
-	"read_file": func(ctx context.Context, t *Tools, in map[string]any) (map[string]any, error) {
-		p, err := agentPath(str(in, "path"))
-		if err != nil {
-			return nil, err
-		}
-		data, err := t.agent.FS().ReadFile(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"path": p, "content": strings.ToValidUTF8(string(data), "\uFFFD"), "size": len(data)}, nil
-	},
-	"write_file": func(ctx context.Context, t *Tools, in map[string]any) (map[string]any, error) {
-		p, err := agentPath(str(in, "path"))
-		if err != nil {
-			return nil, err
-		}
-		data := []byte(str(in, "content"))
-		if err := t.agent.FS().WriteFile(ctx, p, data, agentfs.WriteOptions{CreateParents: true}); err != nil {
-			return nil, err
-		}
-		return map[string]any{"path": p, "size": len(data)}, nil
-	},
-	"edit_file": func(ctx context.Context, t *Tools, in map[string]any) (map[string]any, error) {
-		p, err := agentPath(str(in, "path"))
-		if err != nil {
-			return nil, err
-		}
-		old, repl, all := str(in, "old_string"), str(in, "new_string"), in["replace_all"] == true
-		if old == "" {
-			return nil, invalid("edit_file %s: old_string is empty; use write_file to create or replace a file", p)
-		}
-		if old == repl {
-			return nil, invalid("edit_file %s: old_string and new_string are the same; nothing would change", p)
-		}
-		data, err := t.agent.FS().ReadFile(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		text := strings.ToValidUTF8(string(data), "\uFFFD")
-		// strings.Count counts non-overlapping occurrences left to right,
-		// as the other SDKs do.
-		n := strings.Count(text, old)
-		if n == 0 {
-			return nil, invalid("edit_file %s: old_string was not found; read the file and copy the exact text, whitespace included", p)
-		}
-		if n > 1 && !all {
-			return nil, invalid("edit_file %s: old_string appears %d times; include more surrounding lines to make it unique, or set replace_all", p, n)
-		}
-		limit, count := 1, 1
-		if all {
-			limit, count = -1, n
-		}
-		if err := t.agent.FS().WriteFile(ctx, p, []byte(strings.Replace(text, old, repl, limit)), agentfs.WriteOptions{}); err != nil {
-			return nil, err
-		}
-		return map[string]any{"path": p, "replacements": count}, nil
-	},
-	"list": func(ctx context.Context, t *Tools, in map[string]any) (map[string]any, error) {
-		p, err := agentPath(str(in, "path"))
-		if err != nil {
-			return nil, err
-		}
-		ents, err := t.agent.FS().ReaddirPlus(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		slices.SortFunc(ents, func(a, b agentfs.DirEntry) int { return strings.Compare(a.Name, b.Name) })
-		out := make([]map[string]any, 0, len(ents))
-		for _, e := range ents {
-			out = append(out, map[string]any{"name": e.Name, "type": typeName(e.Stat), "size": e.Stat.Size})
-		}
-		return map[string]any{"path": p, "entries": out}, nil
-	},
-	"search": func(ctx context.Context, t *Tools, in map[string]any) (map[string]any, error) {
-		p, err := agentPath(str(in, "path"))
-		if err != nil {
-			return nil, err
-		}
-		// The engine's grep does the matching, as in every SDK; -Z ends
-		// each file name with NUL (names may hold ':').
-		flags := "-rnHZE"
-		if in["ignore_case"] == true {
-			flags += "i"
-		}
-		include := ""
-		if g, ok := in["glob"].(string); ok {
-			include = " --include=" + shellQuote(g)
-		}
-		max := in["max_results"].(int)
-		script := fmt.Sprintf("grep %s%s -e %s -- %s | head -n %d", flags, include, shellQuote(str(in, "pattern")), shellQuote(p), max+1)
-		r, err := t.exec(ctx, script, "/")
-		if err != nil {
-			return nil, err
-		}
-		// With the pipe the status is head's; grep's complaints come on stderr.
-		if msg := strings.TrimSpace(r.Stderr); msg != "" {
-			code := syscall.EINVAL
-			if strings.Contains(strings.ToLower(msg), "no such file") {
-				code = syscall.ENOENT
-			}
-			return nil, &Error{code, "search: " + msg}
-		}
-		matches := []map[string]any{}
-		for _, rec := range strings.Split(r.Stdout, "\n") {
-			path, rest, ok := strings.Cut(rec, "\x00")
-			if !ok {
-				continue
-			}
-			num, text, ok := strings.Cut(rest, ":")
-			line, err := strconv.Atoi(num)
-			if !ok || err != nil {
-				continue
-			}
-			matches = append(matches, map[string]any{"path": path, "line": line, "text": text})
-		}
-		truncated := len(matches) > max
-		if truncated {
-			matches = matches[:max]
-		}
-		return map[string]any{"pattern": str(in, "pattern"), "path": p, "matches": matches, "truncated": truncated}, nil
-	},
-	"bash": func(ctx context.Context, t *Tools, in map[string]any) (map[string]any, error) {
-		dir, err := agentPath(str(in, "cwd"))
-		if err != nil {
-			return nil, err
-		}
-		r, err := t.exec(ctx, str(in, "command"), dir)
-		if err != nil {
-			return nil, err
-		}
-		out := map[string]any{"exit_code": r.ExitCode, "stdout": r.Stdout, "stderr": r.Stderr}
-		if r.Limit != nil {
-			out["limit"] = r.Limit.Error()
-		}
-		return out, nil
-	},
-	"kv_get": func(ctx context.Context, t *Tools, in map[string]any) (map[string]any, error) {
-		key := str(in, "key")
-		raw, err := t.agent.KV().GetJSON(ctx, key)
-		if errors.Is(err, agentfs.ErrNotFound) {
-			return map[string]any{"key": key, "found": false, "value": nil}, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"key": key, "found": true, "value": raw}, nil
-	},
-	"kv_set": func(ctx context.Context, t *Tools, in map[string]any) (map[string]any, error) {
-		key := str(in, "key")
-		// The value is stored as the model sent it (numbers keep their text).
-		b, err := json.Marshal(in["value"])
-		if err != nil {
-			return nil, invalid("kv_set: value: %v", err)
-		}
-		if err := t.agent.KV().Set(ctx, key, json.RawMessage(b)); err != nil {
-			return nil, err
-		}
-		return map[string]any{"key": key}, nil
-	},
-}
-
-// logResult is what the log keeps of a result: a file read is in the
-// file already.
-func logResult(name string, res map[string]any) any {
-	if name == "read_file" {
-		return map[string]any{"path": res["path"], "size": res["size"]}
-	}
-	return res
-}
-
-// forLog cuts long strings so a large output does not bloat the log.
-func forLog(v any) any {
-	switch x := v.(type) {
-	case string:
-		if len(x) > logStringMax {
-			cut := strings.ToValidUTF8(x[:logStringMax], "")
-			return cut + fmt.Sprintf("…[%d more bytes]", len(x)-len(cut))
-		}
-		return x
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = forLog(e)
-		}
-		return out
-	case []map[string]any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = forLog(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = forLog(e)
-		}
-		return out
-	}
-	return v
+	return t.t.Call(ctx, name, args)
 }

@@ -118,3 +118,65 @@ async def test_encryption_aio(tmp_path: Path) -> None:
             pass
     async with aio.AgentFS.open(path=str(p), encryption_key=KEY) as b:
         assert await b.fs.read_file("/s") == "MARKER-AIO"
+
+
+def _fill_remote(sync_url: str, tmp_path: Path) -> bytes:
+    """Pushes ~3 MiB of files to the remote; returns the last file's bytes
+    (/big/last.bin, written last, so it sits past any prefix of the file)."""
+    last = os.urandom(256 << 10)
+    with agentfs.AgentFS.open(path=str(tmp_path / "writer.db"), sync_remote_url=sync_url, sync_token=TOKEN) as w:
+        for i in range(12):
+            w.fs.write_file(f"/big/f{i}.bin", os.urandom(256 << 10))
+        w.fs.write_file("/big/last.bin", last)
+        w.push()
+    return last
+
+
+def test_sync_partial_prefix(sync_url: str, tmp_path: Path) -> None:
+    last = _fill_remote(sync_url, tmp_path)
+    with agentfs.AgentFS.open(path=str(tmp_path / "full.db"), sync_remote_url=sync_url, sync_token=TOKEN) as full:
+        whole = full.stats().network_received_bytes
+        assert full.fs.read_bytes("/big/last.bin") == last
+    assert whole > 3 << 20
+
+    with agentfs.AgentFS.open(
+        path=str(tmp_path / "part.db"),
+        sync_remote_url=sync_url,
+        sync_token=TOKEN,
+        sync_partial_bootstrap_length=128 << 10,
+        sync_partial_segment_size=64 << 10,
+    ) as part:
+        boot = part.stats().network_received_bytes
+        assert 0 < boot < whole // 8, (boot, whole)
+        # A file outside the prefix comes over the network when read.
+        assert part.fs.read_bytes("/big/last.bin") == last
+        after = part.stats().network_received_bytes
+        assert boot < after < whole, (boot, after, whole)
+        assert sorted(part.fs.readdir("/big"))[-1] == "last.bin"
+
+    with pytest.raises(agentfs.InvalidArgumentError, match="exclude each other"):
+        agentfs.AgentFS.open(
+            path=str(tmp_path / "bad.db"), sync_remote_url=sync_url, sync_token=TOKEN,
+            sync_partial_bootstrap_length=4096, sync_partial_bootstrap_query="SELECT 1",
+        )
+    with pytest.raises(agentfs.InvalidArgumentError, match="sync_remote_url"):
+        agentfs.AgentFS.open(path=str(tmp_path / "nourl.db"), sync_partial_bootstrap_length=4096)
+
+
+async def test_sync_partial_query_aio(sync_url: str, tmp_path: Path) -> None:
+    last = _fill_remote(sync_url, tmp_path)
+    async with aio.AgentFS.open(
+        path=str(tmp_path / "q.db"),
+        sync_remote_url=sync_url,
+        sync_token=TOKEN,
+        sync_partial_bootstrap_query="SELECT name FROM fs_dentry WHERE parent_ino = 1",
+        sync_partial_prefetch=True,
+    ) as part:
+        boot = (await part.stats()).network_received_bytes
+        assert 0 < boot < 1 << 20, boot
+        assert await part.fs.read_file("/big/last.bin", None) == last
+
+
+def test_sync_partial_refused_over_http(http_server: object) -> None:
+    with pytest.raises(agentfs.InvalidArgumentError, match="not an HTTP agent"):
+        agentfs.AgentFS.open(id="p", url=getattr(http_server, "url"), token=getattr(http_server, "token"), sync_partial_bootstrap_length=4096)

@@ -53,6 +53,20 @@ pub struct Options {
     /// Bearer token of the sync remote; default the engine's
     /// `$TURSO_DB_AUTH_TOKEN`.
     pub sync_token: Option<String>,
+    /// Partial sync (docs/SYNC.md; `agentfs init --sync-partial-*`): a
+    /// database bootstrapped from `sync_remote_url` receives only the
+    /// first this many bytes of the remote; the pages it lacks are fetched
+    /// when read. Used only when the database is bootstrapped.
+    pub sync_partial_bootstrap_length: Option<i64>,
+    /// Partial sync: bootstrap only the pages the server reads to run this
+    /// SQL query (instead of a length).
+    pub sync_partial_bootstrap_query: Option<String>,
+    /// Partial sync: absent pages are fetched in aligned segments of this
+    /// many bytes (default 131072).
+    pub sync_partial_segment_size: Option<i64>,
+    /// Partial sync: with a fetched interior b-tree page, also fetch the
+    /// pages it points to.
+    pub sync_partial_prefetch: bool,
 }
 
 impl Options {
@@ -103,6 +117,9 @@ pub(crate) struct Clients {
     pub(crate) tools: ToolsServiceClient,
     pub(crate) agent: AgentServiceClient,
     pub(crate) bindings: Arc<crate::sandbox::Registry>,
+    /// How `agentfs mount` reaches this agent's database (None: HTTP).
+    pub(crate) mount: Option<crate::mount::MountCtx>,
+    pub(crate) mounts: crate::mount::Mounts,
 }
 
 impl Clients {
@@ -113,6 +130,8 @@ impl Clients {
             tools: ToolsServiceClient::new(Arc::clone(&t)),
             agent: AgentServiceClient::new(Arc::clone(&t)),
             bindings: Arc::default(),
+            mount: None,
+            mounts: crate::mount::Mounts::default(),
             t,
         }
     }
@@ -145,12 +164,19 @@ pub(crate) fn connect(opts: &Options) -> io::Result<Arc<Clients>> {
         cipher: opts.cipher.clone().unwrap_or_default(),
         sync_remote_url: opts.sync_remote_url.clone().unwrap_or_default(),
         sync_token: opts.sync_token.clone().unwrap_or_default(),
+        sync_partial_bootstrap_length: opts.sync_partial_bootstrap_length.unwrap_or(0),
+        sync_partial_bootstrap_query: opts.sync_partial_bootstrap_query.clone().unwrap_or_default(),
+        sync_partial_segment_size: opts.sync_partial_segment_size.unwrap_or(0),
+        sync_partial_prefetch: opts.sync_partial_prefetch,
         // The engine is a child process started in opts.dir: relative
         // paths already resolve there.
         ..Default::default()
     };
+    let ctx = crate::mount::MountCtx::new(engine.clone(), &open.encryption_key, &open.cipher);
     let t = Stdio::start(StdioConfig { engine, open, dir: opts.dir.clone() })?;
-    Ok(Arc::new(Clients::new(Arc::new(t))))
+    let mut c = Clients::new(Arc::new(t));
+    c.mount = Some(ctx);
+    Ok(Arc::new(c))
 }
 
 #[cfg(feature = "http")]
@@ -159,6 +185,16 @@ fn connect_http(opts: &Options, url: &str) -> io::Result<Arc<Clients>> {
     let Some(id) = opts.id.clone() else {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "agentfs: Options::url needs Options::id (the agent)"));
     };
+    if opts.sync_partial_bootstrap_length.is_some()
+        || opts.sync_partial_bootstrap_query.is_some()
+        || opts.sync_partial_segment_size.is_some()
+        || opts.sync_partial_prefetch
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "agentfs: Options::sync_partial_* are for a local database bootstrapped from sync_remote_url, not an HTTP agent",
+        ));
+    }
     if opts.path.is_some() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -229,6 +265,16 @@ impl AgentFS {
         crate::sandbox::exec(&self.c.t, &self.c.bindings, script, opts)
     }
 
+    /// The effective policy of these exec options, with every default
+    /// filled in (`agentfs.v1.EffectivePolicy`, as `agentfs sh
+    /// --print-policy` prints it): what a script may read, write, run and
+    /// reach. Nothing runs; a policy exec would refuse fails the same way
+    /// (EINVAL, `io::ErrorKind::InvalidInput`). Bindings are listed by
+    /// name.
+    pub fn policy(&self, opts: &crate::ExecOptions) -> io::Result<crate::Policy> {
+        crate::sandbox::policy(&self.c.t, opts)
+    }
+
     /// Starts a script as a [`crate::Process`]: read its output as it
     /// comes, write its stdin, kill it, wait for its exit code.
     pub fn spawn(&self, script: &str, opts: &crate::SpawnOptions) -> io::Result<crate::Process> {
@@ -246,6 +292,23 @@ impl AgentFS {
         Ok(crate::clients::ProcessServiceClient::new(Arc::clone(&self.c.t))
             .list_processes(&pb::ListProcessesRequest {})?
             .processes)
+    }
+
+    /// Opens (resumes or creates) an agent session: a conversation with a
+    /// model whose tool calls run on this agent inside the engine
+    /// (docs/SESSIONS.md). [`crate::Session::prompt`] streams its events.
+    pub fn open_session(&self, opts: &crate::SessionOptions) -> io::Result<crate::Session> {
+        crate::Session::open(&self.c.t, opts)
+    }
+
+    /// The sessions stored in this agent.
+    pub fn sessions(&self) -> io::Result<Vec<crate::SessionInfo>> {
+        crate::session::list(&self.c.t)
+    }
+
+    /// Removes a stored session; `true` when there was one.
+    pub fn delete_session(&self, id: &str) -> io::Result<bool> {
+        crate::session::delete(&self.c.t, id)
     }
 
     /// Kills a process by pid (signal 0: SIGKILL).
@@ -302,10 +365,44 @@ impl AgentFS {
         self.c.t.engine_pid()
     }
 
-    /// Lets the calls in flight finish, closes the database and stops the
-    /// engine. Dropping the last handle does the same without reporting.
+    /// Mounts the agent's filesystem with FUSE on a host directory so that
+    /// real programs (git, a compiler, tar) run over it: the escape hatch
+    /// from the in-process sandbox (agentOS's mountSandbox). The mount is
+    /// served by the engine's CLI (`agentfs mount`) on the same database
+    /// file; after [`SandboxMount::unmount`] (or dropping the guard, or
+    /// [`AgentFS::close`]) everything the programs wrote is in the agent.
+    /// While it is mounted, write through the mount: the kernel caches
+    /// what it read for a few seconds, so changes made meanwhile through
+    /// [`AgentFS::fs`] may show in the mount late. Needs a local agent
+    /// (an HTTP agent is refused: run `agentfs mount` on the server) and
+    /// Linux with /dev/fuse; an encryption key reaches the mount's server
+    /// through its environment only.
+    ///
+    /// [`SandboxMount::unmount`]: crate::SandboxMount::unmount
+    pub fn mount_sandbox(&self, opts: &crate::MountOptions) -> io::Result<crate::SandboxMount> {
+        let Some(ctx) = &self.c.mount else {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "agentfs: mount_sandbox needs an agent whose database is a file of this machine (not HTTP); for a server's agent, run `agentfs mount` on the server",
+            ));
+        };
+        let mut ctx = ctx.clone();
+        if let Some(e) = &opts.engine {
+            ctx.engine = engine::find_engine(Some(e))?;
+        }
+        let path = self.info()?.path;
+        self.c.mounts.mount(ctx, &path, opts.dir.as_deref())
+    }
+
+    /// Unmounts the agent's mounts ([`AgentFS::mount_sandbox`]), lets the
+    /// calls in flight finish, closes the database and stops the engine.
+    /// Dropping the last handle does the same without reporting.
     pub fn close(self) -> io::Result<()> {
-        self.c.t.close()
+        // Mounts end before the engine: everything they wrote is in the
+        // database when close returns.
+        let unmounted = self.c.mounts.unmount_all();
+        let closed = self.c.t.close();
+        unmounted.and(closed)
     }
 
     #[cfg(feature = "tokio")]

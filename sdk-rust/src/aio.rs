@@ -95,6 +95,15 @@ impl AgentFS {
         Ok(crate::sandbox::result(r?))
     }
 
+    /// The effective policy of these exec options (as the blocking
+    /// [`crate::AgentFS::policy`]).
+    pub async fn policy(&self, opts: &crate::ExecOptions) -> io::Result<crate::Policy> {
+        let r = crate::clients::SandboxServiceClient::new(Arc::clone(&self.c.t))
+            .policy_async(&crate::sandbox::policy_request(opts))
+            .await?;
+        r.policy.ok_or_else(|| io::Error::other("policy: the engine returned no policy"))
+    }
+
     /// Starts a script as a [`Process`] (see [`crate::Process`]).
     pub async fn spawn(&self, script: &str, opts: &crate::SpawnOptions) -> io::Result<Process> {
         spawn(&self.c, script, opts, 0).await
@@ -129,9 +138,24 @@ impl AgentFS {
     }
 
     /// Finishes the calls in flight and stops the engine.
+    /// [`crate::AgentFS::mount_sandbox`], off the runtime's threads (it
+    /// waits for `agentfs mount`). The guard's `unmount` blocks likewise:
+    /// call it in `spawn_blocking`, or drop the guard there.
+    pub async fn mount_sandbox(&self, opts: &crate::MountOptions) -> io::Result<crate::SandboxMount> {
+        let a = self.blocking();
+        let opts = opts.clone();
+        tokio::task::spawn_blocking(move || a.mount_sandbox(&opts)).await.map_err(io::Error::other)?
+    }
+
     pub async fn close(self) -> io::Result<()> {
         let c = self.c;
-        tokio::task::spawn_blocking(move || c.t.close()).await.map_err(io::Error::other)?
+        tokio::task::spawn_blocking(move || {
+            // Mounts end before the engine (see crate::AgentFS::close).
+            let unmounted = c.mounts.unmount_all();
+            unmounted.and(c.t.close())
+        })
+        .await
+        .map_err(io::Error::other)?
     }
 }
 
@@ -404,8 +428,23 @@ async fn spawn(c: &Arc<Clients>, script: &str, opts: &crate::SpawnOptions, shell
         done: false,
     };
     let pc = crate::clients::ProcessServiceClient::new(Arc::clone(&c.t));
-    let r = pc.start_process_async(&crate::process::start_request(script, opts, shell_id)).await?;
-    Ok(Process { pid: r.pid, c: pc, result: None, release })
+    let start = crate::process::start_request(script, opts, shell_id);
+    let streamed = if c.t.stream_blocks() {
+        let (t, s) = (Arc::clone(&c.t), start.clone());
+        tokio::task::spawn_blocking(move || crate::process::stream_request(&t, s))
+            .await
+            .map_err(|e| io::Error::other(format!("spawn: {e}")))?
+    } else {
+        crate::process::stream_request(&c.t, start.clone())
+    };
+    if let Some(feed) = streamed {
+        let feed = feed?;
+        let pid = crate::process::first_pid(feed.next_async().await)?;
+        crate::process::arm(&feed, &pc, pid);
+        return Ok(Process { pid, c: pc, result: None, release, feed: Some(feed) });
+    }
+    let r = pc.start_process_async(&start).await?;
+    Ok(Process { pid: r.pid, c: pc, result: None, release, feed: None })
 }
 
 /// A script running in the engine (async form of [`crate::Process`]).
@@ -414,6 +453,17 @@ pub struct Process {
     c: crate::clients::ProcessServiceClient,
     result: Option<crate::ProcessResult>,
     release: crate::process::Release,
+    feed: Option<Arc<crate::transport::Feed>>,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if self.result.is_none() {
+            if let Some(f) = &self.feed {
+                f.close(); // the engine kills the process
+            }
+        }
+    }
 }
 
 impl Process {
@@ -428,11 +478,17 @@ impl Process {
             return Ok((Vec::new(), true));
         }
         let req = pb::ReadProcessRequest { pid: self.pid, wait_ms: crate::process::WAIT_MS, max_bytes: 0 };
-        let mut r = self.c.read_process_async(&req).await?;
+        let mut r = match &self.feed {
+            Some(f) => crate::process::feed_item(f.next_async().await)?,
+            None => self.c.read_process_async(&req).await?,
+        };
         let cs = crate::process::chunks(&mut r);
         if let Some(e) = crate::process::end(&r) {
             self.result = Some(e);
             self.release.release();
+            if let Some(f) = self.feed.as_ref().filter(|f| f.pulls()) {
+                let _ = f.next_async().await; // see crate::Process::read
+            }
         }
         Ok((cs, self.result.is_some()))
     }
@@ -456,10 +512,19 @@ impl Process {
     /// Sends a POSIX signal (0: SIGKILL); the exit code becomes 128+signal.
     pub async fn kill(&self, signal: i32) -> io::Result<()> {
         if self.result.is_none() {
-            self.c.kill_process_async(&pb::KillProcessRequest { pid: self.pid, signal }).await?;
+            match self.c.kill_process_async(&pb::KillProcessRequest { pid: self.pid, signal }).await {
+                // See crate::Process::kill.
+                Err(e) if self.feed.is_some() && e.kind() == io::ErrorKind::NotFound => {}
+                r => {
+                    r?;
+                }
+            }
         }
         Ok(())
     }
+
+    /// Stops reading; see [`crate::Process::close`].
+    pub fn close(self) {}
 
     /// Reads to the end: the exit status and the output not read before.
     pub async fn wait(&mut self) -> io::Result<crate::ProcessResult> {

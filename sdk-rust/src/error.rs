@@ -124,6 +124,11 @@ pub(crate) fn posix(code: &str, errno: i32, message: String) -> io::Error {
 
 /// Converts the engine's error into an `io::Error`.
 pub(crate) fn from_pb(e: pb::Error) -> io::Error {
+    if e.syscall == "policy" && e.errno != 0 {
+        // A refused sandbox policy: the message names the entry.
+        let message = e.message.strip_prefix(&format!("{}: ", e.code)).unwrap_or(&e.message).to_string();
+        return posix(&e.code, e.errno, message);
+    }
     let kind = pb::ErrorKind::try_from(e.kind).unwrap_or(pb::ErrorKind::Unspecified);
     let io_kind = if e.errno != 0 || !e.code.is_empty() { errno_kind(&e.code, e.errno) } else { class_kind(kind) };
     io::Error::new(

@@ -4,17 +4,21 @@
 //! while it runs, which is killed with a signal and waited for;
 //! [`AgentFS::shell`](crate::AgentFS::shell) opens a [`Shell`] whose
 //! working directory, variables and functions survive between scripts.
-//! The process table is the engine's; over stdio a process ends with the
-//! connection, over HTTP with its lease. The async forms are in
-//! [`crate::aio`].
+//! The process table is the engine's. A spawned process streams its
+//! output (StreamProcess, over stdio and HTTP) and ends with its stream:
+//! when its handle is closed or dropped, or the agent closed. A detached
+//! one (HTTP) is read by long-poll (ReadProcess) and outlives its handle.
+//! The async forms are in [`crate::aio`].
 
 use std::io;
 use std::sync::Arc;
 
+use prost::Message;
+
 use crate::clients::ProcessServiceClient;
 use crate::pb;
 use crate::sandbox::{exec_request, Registry};
-use crate::transport::Transport;
+use crate::transport::{Feed, Transport};
 use crate::ExecOptions;
 
 /// ReadProcess waits this long for output before answering empty.
@@ -29,10 +33,12 @@ pub struct SpawnOptions {
     pub keep_stdin_open: bool,
     /// Kill the process (SIGKILL) after this many milliseconds (0: none).
     pub timeout_ms: u32,
-    /// HTTP: no lease.
+    /// HTTP: read by long-poll, no lease: the process outlives its handle
+    /// and this client (others stream and end with their stream).
     pub detach: bool,
-    /// HTTP: kill the process when nobody reads or writes it for this
-    /// long (0: the server's 30 s).
+    /// HTTP: kill a long-polled process that is not detached when nobody
+    /// reads or writes it for this long (0: the server's 30 s). Spawn
+    /// streams every process but a detached one, so this is unused by it.
     pub lease_ms: u32,
 }
 
@@ -74,6 +80,59 @@ pub(crate) fn start_request(script: &str, o: &SpawnOptions, shell_id: u64) -> pb
         lease_ms: o.lease_ms,
         detach: o.detach,
     }
+}
+
+pub(crate) const STREAM_PROCESS: &str = "/agentfs.v1.ProcessService/StreamProcess";
+
+/// One message of a process's stream, in the shape of a read's answer.
+pub(crate) fn streamed(payload: &[u8]) -> io::Result<pb::ReadProcessResponse> {
+    let m = pb::StreamProcessResponse::decode(payload).map_err(|e| {
+        crate::error::other(pb::ErrorKind::Internal, format!("{STREAM_PROCESS}: message does not decode: {e}"))
+    })?;
+    Ok(pb::ReadProcessResponse {
+        chunks: m.chunks,
+        exited: m.exited,
+        exit_code: m.exit_code,
+        signal: m.signal,
+        limit: m.limit,
+    })
+}
+
+/// The stream's next message, or the error of a stream that ended before
+/// the exit status.
+pub(crate) fn feed_item(item: io::Result<Option<Vec<u8>>>) -> io::Result<pb::ReadProcessResponse> {
+    match item? {
+        Some(b) => streamed(&b),
+        None => Err(crate::error::other(
+            pb::ErrorKind::Unavailable,
+            format!("{STREAM_PROCESS}: the stream ended without the exit status"),
+        )),
+    }
+}
+
+/// Starts a process with StreamProcess when the transport streams (stdio,
+/// HTTP) and the process is not detached (a streamed process ends with its
+/// client); returns the feed and the pid of the first message.
+pub(crate) fn stream_request(t: &Arc<dyn Transport>, start: pb::StartProcessRequest) -> Option<io::Result<Arc<Feed>>> {
+    if start.detach {
+        return None;
+    }
+    let req =
+        pb::StreamProcessRequest { target: Some(pb::stream_process_request::Target::Start(start)), deadline_ms: 0 };
+    t.stream(STREAM_PROCESS, req.encode_to_vec())
+}
+
+/// The pid of a stream's first message.
+pub(crate) fn first_pid(item: io::Result<Option<Vec<u8>>>) -> io::Result<u64> {
+    let b = item?.ok_or_else(|| {
+        crate::error::other(
+            pb::ErrorKind::Unavailable,
+            format!("{STREAM_PROCESS}: the stream ended before the process started"),
+        )
+    })?;
+    pb::StreamProcessResponse::decode(b.as_slice()).map(|m| m.pid).map_err(|e| {
+        crate::error::other(pb::ErrorKind::Internal, format!("{STREAM_PROCESS}: message does not decode: {e}"))
+    })
 }
 
 pub(crate) fn chunks(r: &mut pb::ReadProcessResponse) -> Vec<Chunk> {
@@ -132,6 +191,31 @@ pub struct Process {
     pub(crate) c: ProcessServiceClient,
     pub(crate) result: Option<ProcessResult>,
     pub(crate) release: Release,
+    /// The process's stream; `None`: read long-polls ReadProcess.
+    pub(crate) feed: Option<Arc<Feed>>,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if self.result.is_none() {
+            if let Some(f) = &self.feed {
+                f.close(); // the engine kills the process
+            }
+        }
+    }
+}
+
+/// Arms a pulled (HTTP) feed to kill its process when it is closed while
+/// a read of it is in flight on another thread (see [`Feed::close`]).
+/// Not for a pushed (stdio) feed: its transport holds it, and the client
+/// in the action would hold the transport.
+pub(crate) fn arm(f: &Feed, c: &ProcessServiceClient, pid: u64) {
+    if f.pulls() {
+        let c = c.clone();
+        f.on_stuck(Box::new(move || {
+            let _ = c.kill_process(&pb::KillProcessRequest { pid, signal: 9 });
+        }));
+    }
 }
 
 impl Process {
@@ -145,11 +229,19 @@ impl Process {
         if self.result.is_some() {
             return Ok((Vec::new(), true));
         }
-        let mut r = self.c.read_process(&pb::ReadProcessRequest { pid: self.pid, wait_ms: WAIT_MS, max_bytes: 0 })?;
+        let mut r = match &self.feed {
+            Some(f) => feed_item(f.next())?,
+            None => self.c.read_process(&pb::ReadProcessRequest { pid: self.pid, wait_ms: WAIT_MS, max_bytes: 0 })?,
+        };
         let cs = chunks(&mut r);
         if let Some(e) = end(&r) {
             self.result = Some(e);
             self.release.release();
+            if let Some(f) = self.feed.as_ref().filter(|f| f.pulls()) {
+                // HTTP: the end envelope follows the exit at once; reading
+                // it frees the connection for the next call.
+                let _ = f.next();
+            }
         }
         Ok((cs, self.result.is_some()))
     }
@@ -169,10 +261,22 @@ impl Process {
     /// Sends a POSIX signal (0: SIGKILL); the exit code becomes 128+signal.
     pub fn kill(&self, signal: i32) -> io::Result<()> {
         if self.result.is_none() {
-            self.c.kill_process(&pb::KillProcessRequest { pid: self.pid, signal })?;
+            match self.c.kill_process(&pb::KillProcessRequest { pid: self.pid, signal }) {
+                // A streamed process that ended was reaped by its stream:
+                // the exit is on its way to read().
+                Err(e) if self.feed.is_some() && e.kind() == io::ErrorKind::NotFound => {}
+                r => {
+                    r?;
+                }
+            }
         }
         Ok(())
     }
+
+    /// Stops reading (as dropping the handle does). A streamed process
+    /// (every one but a detached) that still runs is killed by the engine
+    /// when its stream ends, which this does; a detached one keeps running.
+    pub fn close(self) {}
 
     /// Reads to the end: the exit status and the output not read before.
     pub fn wait(&mut self) -> io::Result<ProcessResult> {
@@ -229,8 +333,15 @@ pub(crate) fn spawn(
     reg.register(t, &opts.exec.bindings)?;
     let release = Release { t: Arc::clone(t), reg: Arc::clone(reg), opts: opts.exec.clone(), done: false };
     let c = ProcessServiceClient::new(Arc::clone(t));
-    let r = c.start_process(&start_request(script, opts, shell_id))?;
-    Ok(Process { pid: r.pid, c, result: None, release })
+    let start = start_request(script, opts, shell_id);
+    if let Some(feed) = stream_request(t, start.clone()) {
+        let feed = feed?;
+        let pid = first_pid(feed.next())?;
+        arm(&feed, &c, pid);
+        return Ok(Process { pid, c, result: None, release, feed: Some(feed) });
+    }
+    let r = c.start_process(&start)?;
+    Ok(Process { pid: r.pid, c, result: None, release, feed: None })
 }
 
 pub(crate) fn shell(t: &Arc<dyn Transport>, reg: &Arc<Registry>, opts: &ExecOptions) -> io::Result<Shell> {

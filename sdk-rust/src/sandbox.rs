@@ -54,7 +54,43 @@ pub struct ExecOptions {
     pub limits: Option<String>,
     /// Host functions by command name (stdio only).
     pub bindings: HashMap<String, Binding>,
+    /// Commands that may run (empty: all, unless `default_deny`) and that
+    /// may not (builtins included).
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+    /// Path prefixes of the agent filesystem the script may read and
+    /// write (writable ones are readable too). `None`: everything, unless
+    /// `default_deny`; `readable` alone makes nothing writable.
+    pub readable: Option<Vec<String>>,
+    pub writable: Option<Vec<String>>,
+    /// Allow-lists only: nothing is readable, writable or runnable (but
+    /// the shell's builtins) unless listed.
+    pub default_deny: bool,
+    /// Network rules: curl reaches only these URL prefixes (none: no
+    /// network).
+    pub net: Vec<NetRule>,
+    /// Single limits replacing the profile's (0: the profile's); the
+    /// server's ceiling applies.
+    pub limit_values: Option<pb::SandboxLimits>,
+    /// Skip the engine's "exec" record in the tool-call log.
+    pub no_audit: bool,
 }
+
+/// Lets curl reach URLs under `prefix` (an http:// or https:// URL
+/// prefix): only `methods` when not empty; `headers` are added at the
+/// boundary, so secrets stay in this process. Loopback, private and
+/// link-local addresses stay refused unless `allow_private`.
+#[derive(Clone, Debug, Default)]
+pub struct NetRule {
+    pub prefix: String,
+    pub methods: Vec<String>,
+    pub headers: HashMap<String, String>,
+    pub allow_private: bool,
+}
+
+/// The effective policy (`agentfs.v1.EffectivePolicy`): what `agentfs sh
+/// --print-policy` prints, and every SDK's `policy()` returns.
+pub type Policy = pb::EffectivePolicy;
 
 /// Outcome of a script.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,6 +218,34 @@ pub(crate) fn exec_request(script: &str, opts: &ExecOptions) -> pb::ExecRequest 
                 schema_json: b.schema.as_ref().map(|s| s.to_string()).unwrap_or_default(),
             })
             .collect(),
-        ..Default::default()
+        allow: opts.allow.clone(),
+        deny: opts.deny.clone(),
+        readable: opts.readable.clone().unwrap_or_default(),
+        writable: opts.writable.clone().unwrap_or_default(),
+        restrict_paths: opts.readable.is_some() && opts.writable.is_some(),
+        default_deny: opts.default_deny,
+        net: opts
+            .net
+            .iter()
+            .map(|r| pb::NetRuleSpec {
+                prefix: r.prefix.clone(),
+                methods: r.methods.clone(),
+                headers: r.headers.clone(),
+                allow_private: r.allow_private,
+            })
+            .collect(),
+        limit_values: opts.limit_values,
+        no_audit: opts.no_audit,
     }
+}
+
+/// The request of `policy()`: the options, with nothing to run.
+pub(crate) fn policy_request(opts: &ExecOptions) -> pb::PolicyRequest {
+    pb::PolicyRequest { exec: Some(exec_request("", opts)) }
+}
+
+/// The effective policy of `opts` (see [`crate::AgentFS::policy`]).
+pub(crate) fn policy(t: &Arc<dyn Transport>, opts: &ExecOptions) -> io::Result<Policy> {
+    let r = SandboxServiceClient::new(Arc::clone(t)).policy(&policy_request(opts))?;
+    r.policy.ok_or_else(|| io::Error::other("policy: the engine returned no policy"))
 }

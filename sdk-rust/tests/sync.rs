@@ -146,3 +146,76 @@ fn encryption_round_trip_and_refusals() {
     let b = AgentFS::open(enc(&key)).unwrap();
     assert_eq!(b.fs().read_file("/secret.txt").unwrap(), b"MARKER-SDK-RS-SECRET");
 }
+
+/// Incompressible bytes without a dependency (xorshift64*).
+fn noise(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 56) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn partial_sync_by_prefix_and_query() {
+    let srv = SyncServer::start();
+    let url = format!("{}/partial", srv.url);
+    let dir = scratch("sync-partial");
+    // ~3 MiB on the remote; /big/last.bin is written last, past any prefix.
+    let last = noise(99, 256 << 10);
+    let w = AgentFS::open(synced(dir.join("w.db"), &url)).unwrap();
+    w.fs().mkdir_all("/big").unwrap();
+    for i in 0..12 {
+        w.fs().write_file(&format!("/big/f{i}.bin"), noise(i + 1, 256 << 10)).unwrap();
+    }
+    w.fs().write_file("/big/last.bin", &last).unwrap();
+    w.push().unwrap();
+    w.close().unwrap();
+
+    let full = AgentFS::open(synced(dir.join("full.db"), &url)).unwrap();
+    let whole = full.stats().unwrap().network_received_bytes;
+    assert_eq!(full.fs().read_file("/big/last.bin").unwrap(), last);
+    full.close().unwrap();
+    assert!(whole > 3 << 20, "a full bootstrap receives the whole remote ({whole})");
+
+    let part = AgentFS::open(Options {
+        sync_partial_bootstrap_length: Some(128 << 10),
+        sync_partial_segment_size: Some(64 << 10),
+        ..synced(dir.join("part.db"), &url)
+    })
+    .unwrap();
+    let boot = part.stats().unwrap().network_received_bytes;
+    assert!(boot > 0 && boot < whole / 8, "partial bootstrap received {boot} of {whole}");
+    // A file outside the prefix comes over the network when read.
+    assert_eq!(part.fs().read_file("/big/last.bin").unwrap(), last);
+    let after = part.stats().unwrap().network_received_bytes;
+    assert!(boot < after && after < whole, "{boot} < {after} < {whole}");
+
+    let q = AgentFS::open(Options {
+        sync_partial_bootstrap_query: Some("SELECT name FROM fs_dentry WHERE parent_ino = 1".into()),
+        sync_partial_prefetch: true,
+        ..synced(dir.join("q.db"), &url)
+    })
+    .unwrap();
+    let qboot = q.stats().unwrap().network_received_bytes;
+    assert!(qboot > 0 && qboot < 1 << 20, "query bootstrap received {qboot}");
+    assert_eq!(q.fs().read_file("/big/last.bin").unwrap(), last);
+
+    let e = AgentFS::open(Options {
+        sync_partial_bootstrap_length: Some(4096),
+        sync_partial_bootstrap_query: Some("SELECT 1".into()),
+        ..synced(dir.join("bad.db"), &url)
+    })
+    .err()
+    .unwrap();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("exclude each other"), "{e}");
+    let e = AgentFS::open(local(Options { sync_partial_bootstrap_length: Some(4096), ..Options::path(dir.join("nourl.db")) }))
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("sync_remote_url"), "{e}");
+}

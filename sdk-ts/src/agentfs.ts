@@ -15,11 +15,13 @@ import { Filesystem } from "./fs.js";
 import { HttpTransport } from "./http.js";
 import { KvStore } from "./kv.js";
 import { StdioTransport } from "./stdio.js";
-import { Sandbox, type ExecOptions, type ExecResult, type Process, type Shell, type SpawnOptions } from "./sandbox.js";
+import { Sessions, type Session, type SessionOptions } from "./session.js";
+import { Sandbox, type EffectivePolicy, type ExecOptions, type ExecResult, type Process, type Shell, type SpawnOptions } from "./sandbox.js";
 import type { ProcessInfo } from "./gen/agentfs/v1/process_pb.js";
 import { ToolCalls } from "./tools.js";
 import type { Transport } from "./transport.js";
 import { loadWasm, type WasmEngine } from "./wasm.js";
+import { mountSandbox, type MountSandboxOptions, type SandboxMount } from "./mount.js";
 
 export interface AgentFSOptions {
   /**
@@ -64,8 +66,9 @@ export interface AgentFSOptions {
   /**
    * Encryption at rest (README, "Encryption at rest"): the key as hex or
    * bytes (16 or 32 bytes, as the cipher needs). It reaches the engine in
-   * the handshake only, never its arguments or environment. The wasm
-   * transport has no encryption at rest and refuses a key (ENOTSUP).
+   * the handshake only, never its arguments or environment. Every
+   * transport encrypts (wasm too: the file it saves is encrypted as the
+   * CLI's, and opens there with the same key).
    */
   encryptionKey?: string | Uint8Array;
   /**
@@ -84,6 +87,19 @@ export interface AgentFSOptions {
   syncRemoteUrl?: string;
   /** Bearer token of the sync remote (default: the engine's TURSO_DB_AUTH_TOKEN). */
   syncToken?: string;
+  /**
+   * Partial sync (docs/SYNC.md; `agentfs init --sync-partial-*`): a
+   * database bootstrapped from syncRemoteUrl receives only the first this
+   * many bytes of the remote; the pages it lacks are fetched when read.
+   * Used only when the database is bootstrapped.
+   */
+  syncPartialBootstrapLength?: number;
+  /** Partial sync: bootstrap only the pages the server reads to run this SQL query (instead of a length). */
+  syncPartialBootstrapQuery?: string;
+  /** Partial sync: absent pages are fetched in aligned segments of this many bytes (default 131072). */
+  syncPartialSegmentSize?: number;
+  /** Partial sync: with a fetched interior b-tree page, also fetch the pages it points to. */
+  syncPartialPrefetch?: boolean;
 }
 
 /** What a pull did. */
@@ -138,6 +154,10 @@ function openExtras(options: AgentFSOptions) {
     cipher: options.cipher ?? options.encryption?.cipher ?? "",
     syncRemoteUrl: options.syncRemoteUrl ?? "",
     syncToken: options.syncToken ?? "",
+    syncPartialBootstrapLength: BigInt(options.syncPartialBootstrapLength ?? 0),
+    syncPartialBootstrapQuery: options.syncPartialBootstrapQuery ?? "",
+    syncPartialSegmentSize: BigInt(options.syncPartialSegmentSize ?? 0),
+    syncPartialPrefetch: options.syncPartialPrefetch ?? false,
   };
 }
 
@@ -160,6 +180,8 @@ export class AgentFS {
   readonly kv: KvStore;
   readonly tools: ToolCalls;
   private readonly sandbox: Sandbox;
+  /** Agent sessions stored in this agent (see openSession). */
+  readonly sessions: Sessions;
   /** Generated clients of the services without an idiomatic wrapper. */
   readonly rpc: { agent: AgentServiceClient; sandbox: SandboxServiceClient };
 
@@ -174,6 +196,7 @@ export class AgentFS {
     this.kv = new KvStore(transport);
     this.tools = new ToolCalls(transport);
     this.sandbox = new Sandbox(transport);
+    this.sessions = new Sessions(transport);
     this.rpc = { agent: new AgentServiceClient(transport), sandbox: new SandboxServiceClient(transport) };
   }
 
@@ -206,7 +229,10 @@ export class AgentFS {
         ...openExtras(options),
       },
     });
-    return new AgentFS(t, t.info);
+    const agent = new AgentFS(t, t.info);
+    const x = openExtras(options);
+    if (x.encryptionKey.length > 0) agent.mountEnv = { AGENTFS_KEY: Buffer.from(x.encryptionKey).toString("hex"), AGENTFS_CIPHER: x.cipher };
+    return agent;
   }
 
   /**
@@ -223,6 +249,9 @@ export class AgentFS {
 
   private static async openHttp(options: AgentFSOptions): Promise<AgentFS> {
     if (!options.id) throw kindError("INVALID_ARGUMENT", "AgentFS.open({ url }) needs the agent id");
+    if (options.syncPartialBootstrapLength || options.syncPartialBootstrapQuery || options.syncPartialSegmentSize || options.syncPartialPrefetch) {
+      throw kindError("INVALID_ARGUMENT", "AgentFS.open: syncPartial* options are for a local database bootstrapped from syncRemoteUrl, not an HTTP agent");
+    }
     const t = new HttpTransport({ url: options.url!, token: options.token, agent: options.id });
     let info: InfoResponse | undefined;
     if (options.noCreate) {
@@ -264,8 +293,9 @@ export class AgentFS {
           noCreate: options.noCreate ?? false,
           readOnly: options.readOnly ?? false,
           chunkSize: BigInt(options.chunkSize ?? 0),
-          // The WASM engine refuses a key (no encryption at rest in
-          // memory) and a sync remote, each with ENOTSUP.
+          // A key encrypts the in-memory database (the file saved at
+          // close is encrypted as the native engine's); the WASM engine
+          // refuses a sync remote (ENOTSUP).
           ...openExtras(options),
         },
       });
@@ -296,6 +326,16 @@ export class AgentFS {
    */
   exec(script: string, options?: ExecOptions): Promise<ExecResult> {
     return this.sandbox.exec(script, options);
+  }
+
+  /**
+   * The effective policy of these exec options, with every default filled
+   * in (agentfs.v1.EffectivePolicy, as `agentfs sh --print-policy` prints
+   * it): what a script may read, write, run and reach. Nothing runs; a
+   * policy exec would refuse rejects the same way (EINVAL).
+   */
+  policy(options?: Omit<ExecOptions, "signal" | "stdin">): Promise<EffectivePolicy> {
+    return this.sandbox.policy(options);
   }
 
   /**
@@ -359,6 +399,47 @@ export class AgentFS {
     return this.sandbox.processes();
   }
 
+  /**
+   * Opens (resumes or creates) an agent session: a conversation with a
+   * model whose tool calls run on this agent inside the engine.
+   * `for await (const ev of session.prompt("...")) ...` streams its
+   * events. See docs/SESSIONS.md.
+   */
+  openSession(options?: SessionOptions): Promise<Session> {
+    return this.sessions.open(options);
+  }
+
+  /** The environment of a mount server (the encryption key of the database, if any). */
+  private mountEnv: Record<string, string> = {};
+  private readonly mounts = new Set<SandboxMount>();
+
+  /**
+   * Mounts the agent's filesystem on a host directory (FUSE), so that real
+   * Linux programs (git, compilers, tar) run over the agent's files: the
+   * escape hatch from the in-process sandbox, as agentOS's mountSandbox.
+   * The mount is served by the engine's CLI (`agentfs mount`) on the same
+   * database file; after unmount() (or close()) everything the programs
+   * wrote is in the agent. While it is mounted, write through the mount:
+   * the kernel caches what it read for a few seconds, so changes made
+   * meanwhile through agent.fs may show in the mount late. Needs a local
+   * agent (not HTTP or the WebAssembly engine) and Linux with /dev/fuse.
+   */
+  async mountSandbox(opts: MountSandboxOptions = {}): Promise<SandboxMount> {
+    if (!(this.transport instanceof StdioTransport) || this.wasmDb || !this.info?.path) {
+      throw kindError("UNIMPLEMENTED", "mountSandbox: needs an agent whose database is a file of this machine (not HTTP, not the WebAssembly engine); for a server's agent, run `agentfs mount` on the server");
+    }
+    const m = await mountSandbox(this.info.path, opts, this.mountEnv);
+    const tracked: SandboxMount = {
+      path: m.path,
+      unmount: async () => {
+        await m.unmount();
+        this.mounts.delete(tracked);
+      },
+    };
+    this.mounts.add(tracked);
+    return tracked;
+  }
+
   /** Kills a process of processes() by pid (default SIGKILL). */
   async kill(pid: number, signal = 9): Promise<void> {
     await this.sandbox.procs.killProcess({ pid: BigInt(pid), signal });
@@ -369,7 +450,11 @@ export class AgentFS {
    * exits; the WASM engine writes a database opened from a file back to it.
    */
   async close(): Promise<void> {
+    // Mounts end before the engine closes the database.
+    const errs: unknown[] = [];
+    for (const m of [...this.mounts]) await m.unmount().catch((e) => errs.push(e));
     await this.transport.close();
+    if (errs.length > 0) throw errs[0];
     const w = this.wasmDb;
     if (!w) return;
     try {

@@ -17,9 +17,13 @@ export {
 // agentfs-sdk 0.6.4 names the filesystem interface FileSystem.
 export type { Filesystem as FileSystem } from "./fs.js";
 export { KvStore } from "./kv.js";
-export type { Binding, ExecOptions, ExecResult, SpawnOptions, OutputChunk, ProcessResult } from "./sandbox.js";
+export type { Binding, EffectivePolicy, ExecOptions, ExecResult, LimitValues, NetRule, SpawnOptions, OutputChunk, ProcessResult } from "./sandbox.js";
+export type { MountSandboxOptions, SandboxMount } from "./mount.js";
 export { Process, Shell } from "./sandbox.js";
+/** The schema of EffectivePolicy, for its JSON form: `toJson(EffectivePolicySchema, await agent.policy(), { useProtoFieldName: true })` (@bufbuild/protobuf). */
+export { EffectivePolicySchema } from "./gen/agentfs/v1/sandbox_pb.js";
 export type { ProcessInfo } from "./gen/agentfs/v1/process_pb.js";
+export { Session, Sessions, type SessionOptions, type SessionEvent, type SessionInfo } from "./session.js";
 export { ToolCalls, type ToolCall, type ToolCallStats } from "./tools.js";
 export { AgentFSError } from "./errors.js";
 export { findEngine, bundledEngine, bundledAddon, enginePackage, enginePlatforms, type EngineMode } from "./engine.js";

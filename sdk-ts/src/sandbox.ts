@@ -7,8 +7,9 @@
 import { fromBinary, toBinary, create } from "@bufbuild/protobuf";
 import { SandboxServiceProcedures } from "./gen/agentfs/v1/clients_agentfs.js";
 import { ProcessServiceClient } from "./gen/agentfs/v1/clients_agentfs.js";
-import type { ProcessInfo } from "./gen/agentfs/v1/process_pb.js";
-import { CallBindingRequestSchema, CallBindingResponseSchema, ExecRequestSchema, ExecResponseSchema } from "./gen/agentfs/v1/sandbox_pb.js";
+import { StartProcessRequestSchema, StreamProcessRequestSchema, StreamProcessResponseSchema, type ProcessInfo, type StreamProcessResponse } from "./gen/agentfs/v1/process_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { CallBindingRequestSchema, CallBindingResponseSchema, ExecRequestSchema, ExecResponseSchema, PolicyRequestSchema, PolicyResponseSchema, type EffectivePolicy } from "./gen/agentfs/v1/sandbox_pb.js";
 import { kindError } from "./errors.js";
 import { encode, type Transport } from "./transport.js";
 
@@ -30,13 +31,66 @@ export interface ExecOptions {
   bindings?: Record<string, Binding | ((args: any) => unknown | Promise<unknown>)>;
   /** Limits profile: "normal" (default), "hardened" or "none". */
   limits?: "normal" | "hardened" | "none";
-  /** Commands that may run (default: all) and that may not. */
+  /** Commands that may run (default: all, unless defaultDeny) and that may not (builtins included). */
   allow?: string[];
   deny?: string[];
+  /**
+   * Path prefixes of the agent filesystem the script may read and write
+   * (writable ones are readable too). Absent: everything, unless
+   * defaultDeny; `readable` alone makes nothing writable.
+   */
+  readable?: string[];
+  writable?: string[];
+  /** Allow-lists only: nothing is readable, writable or runnable (but the shell's builtins) unless listed. */
+  defaultDeny?: boolean;
+  /** Network rules: curl reaches only these URL prefixes (none: no network). */
+  net?: NetRule[];
+  /** Single limits replacing the profile's (0 or absent: the profile's); the server's ceiling applies. */
+  limitValues?: LimitValues;
   /** Aborting stops the script in the engine and rejects with an AbortError. */
   signal?: AbortSignal;
   /** Skip the engine's "exec" record in the tool-call log (the caller records the call itself). */
   noAudit?: boolean;
+}
+
+/** Lets curl reach URLs under `prefix`; `headers` are added at the boundary (secrets stay in this process). */
+export interface NetRule {
+  /** An http:// or https:// URL prefix, e.g. "https://api.example.com/v1/". */
+  prefix: string;
+  /** Allowed methods (default: all). */
+  methods?: string[];
+  headers?: Record<string, string>;
+  /** Let the prefix reach loopback, private and link-local addresses. */
+  allowPrivate?: boolean;
+}
+
+/** Limits of one script (agentfs.v1.SandboxLimits). */
+export interface LimitValues {
+  maxCommands?: number; maxSteps?: number; maxCallDepth?: number; wallTimeMs?: number;
+  maxOutputBytes?: number; maxStreamBytes?: number; maxFsWriteBytes?: number; maxResponseBytes?: number;
+  netTimeoutMs?: number; maxMemoryBytes?: number; maxBackground?: number;
+}
+
+/** The effective policy (agentfs.v1.EffectivePolicy): what `agentfs sh --print-policy` prints, in every SDK's policy(). */
+export type { EffectivePolicy };
+
+/** The policy fields of an ExecRequest, from the options: one mapping for exec, spawn, shell and policy. */
+function policyFields(opts: Omit<ExecOptions, "signal" | "stdin">) {
+  const lv = opts.limitValues;
+  return {
+    env: opts.env ?? {}, limits: opts.limits ?? "",
+    allow: opts.allow ?? [], deny: opts.deny ?? [],
+    readable: opts.readable ?? [], writable: opts.writable ?? [],
+    restrictPaths: opts.readable !== undefined && opts.writable !== undefined,
+    defaultDeny: opts.defaultDeny ?? false,
+    net: (opts.net ?? []).map((r) => ({ prefix: r.prefix, methods: r.methods ?? [], headers: r.headers ?? {}, allowPrivate: r.allowPrivate ?? false })),
+    limitValues: lv === undefined ? undefined : Object.fromEntries(Object.entries(lv).map(([k, v]) => [k, BigInt(v ?? 0)])),
+    noAudit: opts.noAudit ?? false,
+  };
+}
+
+function bindingSpecsOf(specs: { name: string; binding: Binding }[]) {
+  return specs.map(({ name, binding }) => ({ name, description: binding.description ?? "", schemaJson: binding.schema ? JSON.stringify(binding.schema) : "" }));
 }
 
 export interface ExecResult {
@@ -80,6 +134,65 @@ export interface ProcessResult extends ExecResult {
   signal: number;
 }
 
+const STREAM_PROCESS = "/agentfs.v1.ProcessService/StreamProcess";
+
+type ReadResult = { chunks: OutputChunk[]; done: boolean };
+
+function toChunks(cs: { stream: number; data: Uint8Array }[]): OutputChunk[] {
+  return cs.map((c) => ({ stream: c.stream === 2 ? "stderr" as const : "stdout" as const, data: c.data }));
+}
+
+/**
+ * OutputFeed holds what a StreamProcess stream delivered and Process.read
+ * has not taken yet: output chunks, then the exit (or the stream's error).
+ */
+class OutputFeed {
+  /** Bytes queued past which push() asks its transport to stop reading. */
+  static readonly highWater = 64 * 1024;
+  private queue: OutputChunk[] = [];
+  private queued = 0;
+  private end?: { exit: StreamProcessResponse } | { error: Error };
+  private wake?: () => void;
+  private drained?: () => void;
+
+  /**
+   * push queues a message. Past highWater it returns a promise that
+   * resolves once read() took the queue: a transport that awaits it (HTTP)
+   * stops reading the stream, so the engine's bounded buffer fills and the
+   * script waits, as a pipe makes a writer wait. Transports that multiplex
+   * one connection (stdio) cannot stop and ignore it.
+   */
+  push(m: StreamProcessResponse): Promise<void> | void {
+    const chunks = toChunks(m.chunks);
+    this.queue.push(...chunks);
+    for (const c of chunks) this.queued += c.data.byteLength;
+    if (m.exited) this.end = { exit: m };
+    this.wake?.();
+    if (this.queued >= OutputFeed.highWater && !this.end) return new Promise<void>((r) => (this.drained = r));
+  }
+
+  fail(error: Error): void {
+    if (!this.end) this.end = { error };
+    this.wake?.();
+  }
+
+  /** The chunks queued (waiting for some), and the exit once all were taken. */
+  async next(): Promise<{ chunks: OutputChunk[]; exit?: StreamProcessResponse }> {
+    while (this.queue.length === 0 && !this.end) await new Promise<void>((r) => (this.wake = r));
+    this.wake = undefined;
+    const chunks = this.queue;
+    this.queue = [];
+    this.queued = 0;
+    this.drained?.();
+    this.drained = undefined;
+    if (this.end && "error" in this.end) {
+      if (chunks.length > 0) return { chunks };
+      throw this.end.error;
+    }
+    return { chunks, exit: this.end?.exit };
+  }
+}
+
 /**
  * A script running in the engine (`agent.spawn`): its output streams as it
  * comes (`for await (const chunk of proc)`), its stdin is written while it
@@ -91,7 +204,11 @@ export class Process implements AsyncIterable<OutputChunk> {
   private reading?: Promise<{ chunks: OutputChunk[]; done: boolean }>;
   private readonly release: () => void;
 
-  constructor(private readonly rpc: ProcessServiceClient, readonly pid: number, release: () => void, signal?: AbortSignal) {
+  /**
+   * feed is the process's server stream (StreamProcess) when the
+   * transport streams; without one, read() long-polls ReadProcess.
+   */
+  constructor(private readonly rpc: ProcessServiceClient, readonly pid: number, release: () => void, signal?: AbortSignal, private readonly feed?: OutputFeed) {
     let released = false;
     this.release = () => { if (!released) { released = true; release(); } };
     signal?.addEventListener("abort", () => { this.kill(9).catch(() => {}); }, { once: true });
@@ -106,9 +223,17 @@ export class Process implements AsyncIterable<OutputChunk> {
     try { return await this.reading; } finally { this.reading = undefined; }
   }
 
-  private async readOnce(): Promise<{ chunks: OutputChunk[]; done: boolean }> {
-    const r = await this.rpc.readProcess({ pid: BigInt(this.pid), waitMs: 30000 });
-    const chunks = r.chunks.map((c) => ({ stream: c.stream === 2 ? "stderr" as const : "stdout" as const, data: c.data }));
+  private async readOnce(): Promise<ReadResult> {
+    let chunks: OutputChunk[], r: { exited: boolean; exitCode: number; signal: number; limit: string };
+    if (this.feed) {
+      const n = await this.feed.next();
+      chunks = n.chunks;
+      r = n.exit ?? { exited: false, exitCode: 0, signal: 0, limit: "" };
+    } else {
+      const m = await this.rpc.readProcess({ pid: BigInt(this.pid), waitMs: 30000 });
+      chunks = toChunks(m.chunks);
+      r = m;
+    }
     if (r.exited) {
       this.result = { exitCode: r.exitCode, signal: r.signal, stdout: "", stderr: "" };
       if (r.limit) this.result.limit = r.limit;
@@ -139,7 +264,14 @@ export class Process implements AsyncIterable<OutputChunk> {
   /** Sends a POSIX signal (default SIGKILL, 9): the script stops and exits with 128+signal. */
   async kill(signal = 9): Promise<void> {
     if (this.result) return;
-    await this.rpc.killProcess({ pid: BigInt(this.pid), signal });
+    try {
+      await this.rpc.killProcess({ pid: BigInt(this.pid), signal });
+    } catch (e) {
+      // A streamed process that ended was reaped by its stream: the exit
+      // is on its way to read(), there is nothing left to kill.
+      if (this.feed && (e as { kind?: string }).kind === "NOT_FOUND") return;
+      throw e;
+    }
   }
 
   /** Waits for the end; stdout and stderr hold the output not iterated before. */
@@ -195,20 +327,45 @@ export class Sandbox {
     const release = () => { for (const { name } of specs) this.unregister(name); };
     try {
       const stdin = typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : (opts.stdin ?? new Uint8Array(0));
-      const r = await this.procs.startProcess({
-        exec: {
-          script, dir: opts.dir ?? "", stdin, env: opts.env ?? {}, limits: opts.limits ?? "",
-          allow: opts.allow ?? [], deny: opts.deny ?? [], noAudit: opts.noAudit ?? false,
-          bindings: specs.map(({ name, binding }) => ({ name, description: binding.description ?? "", schemaJson: binding.schema ? JSON.stringify(binding.schema) : "" })),
-        },
+      const start: MessageInitShape<typeof StartProcessRequestSchema> = {
+        exec: { ...policyFields(opts), script, dir: opts.dir ?? "", stdin, bindings: bindingSpecsOf(specs) },
         shellId, keepStdinOpen: opts.keepStdinOpen ?? false, timeoutMs: opts.timeoutMs ?? 0,
         detach: opts.detach ?? false, leaseMs: opts.leaseMs ?? 0,
-      });
+      };
+      // A detached process must outlive this client, which a stream's
+      // process does not (the engine kills it when the stream ends).
+      if (this.transport.stream && !opts.detach) return await this.streamSpawn(start, release, opts.signal);
+      const r = await this.procs.startProcess(start);
       return new Process(this.procs, Number(r.pid), release, opts.signal);
     } catch (e) {
       release();
       throw e;
     }
+  }
+
+  /**
+   * streamSpawn starts the process with StreamProcess: its output comes as
+   * the script writes it, with no read calls, and the first message's pid
+   * makes the Process. The stream is not given the AbortSignal: an abort
+   * kills the process (KillProcess), and the stream then brings its exit.
+   */
+  private streamSpawn(start: MessageInitShape<typeof StartProcessRequestSchema>, release: () => void, signal?: AbortSignal): Promise<Process> {
+    const feed = new OutputFeed();
+    return new Promise<Process>((resolve, reject) => {
+      let pid = 0;
+      const req = encode(StreamProcessRequestSchema, { target: { case: "start", value: start } });
+      this.transport.stream!(STREAM_PROCESS, req, (bytes) => {
+        const m = fromBinary(StreamProcessResponseSchema, bytes);
+        if (pid === 0) {
+          pid = Number(m.pid);
+          resolve(new Process(this.procs, pid, release, signal, feed));
+        }
+        return feed.push(m);
+      }).then(
+        () => feed.fail(kindError("INTERNAL", "the process stream ended without the exit status")),
+        (e: Error) => (pid === 0 ? reject(e) : feed.fail(e)),
+      );
+    });
   }
 
   /** Opens a persistent shell with this policy (dir, env, limits, allow/deny, bindings). */
@@ -217,11 +374,7 @@ export class Sandbox {
     // A shell's bindings stay registered while this client lives.
     for (const { name, binding } of specs) this.register(name, binding.fn);
     const r = await this.procs.openShell({
-      exec: {
-        dir: opts.dir ?? "", env: opts.env ?? {}, limits: opts.limits ?? "", allow: opts.allow ?? [], deny: opts.deny ?? [],
-        noAudit: opts.noAudit ?? false,
-        bindings: specs.map(({ name, binding }) => ({ name, description: binding.description ?? "", schemaJson: binding.schema ? JSON.stringify(binding.schema) : "" })),
-      },
+      exec: { ...policyFields(opts), dir: opts.dir ?? "", bindings: bindingSpecsOf(specs) },
     });
     return new Shell(this, r.shellId);
   }
@@ -240,6 +393,20 @@ export class Sandbox {
     return specs;
   }
 
+  /**
+   * The effective policy of these options, every default filled in;
+   * nothing runs. A policy exec would refuse is refused the same way
+   * (EINVAL). Bindings are listed by name (no transport needed).
+   */
+  async policy(opts: Omit<ExecOptions, "signal" | "stdin"> = {}): Promise<EffectivePolicy> {
+    const specs = Object.entries(opts.bindings ?? {}).map(([name, b]) => ({ name, binding: typeof b === "function" ? { fn: b } : b }));
+    const r = await this.transport.unaryParts(SandboxServiceProcedures.policy, [encode(PolicyRequestSchema, {
+      exec: { ...policyFields(opts), dir: opts.dir ?? "", bindings: bindingSpecsOf(specs) },
+    })], PolicyResponseSchema);
+    if (!r.policy) throw kindError("INTERNAL", "policy: the engine returned no policy");
+    return r.policy;
+  }
+
   /** Runs a script and resolves with its exit code and output. */
   async exec(script: string, opts: ExecOptions = {}): Promise<ExecResult> {
     const specs = Object.entries(opts.bindings ?? {}).map(([name, b]) => {
@@ -254,19 +421,7 @@ export class Sandbox {
     try {
       const stdin = typeof opts.stdin === "string" ? new TextEncoder().encode(opts.stdin) : (opts.stdin ?? new Uint8Array(0));
       const r = await this.transport.unaryParts(SandboxServiceProcedures.exec, [encode(ExecRequestSchema, {
-        script,
-        dir: opts.dir ?? "",
-        stdin,
-        env: opts.env ?? {},
-        limits: opts.limits ?? "",
-        allow: opts.allow ?? [],
-        deny: opts.deny ?? [],
-        noAudit: opts.noAudit ?? false,
-        bindings: specs.map(({ name, binding }) => ({
-          name,
-          description: binding.description ?? "",
-          schemaJson: binding.schema ? JSON.stringify(binding.schema) : "",
-        })),
+        ...policyFields(opts), script, dir: opts.dir ?? "", stdin, bindings: bindingSpecsOf(specs),
       })], ExecResponseSchema, opts.signal);
       const dec = new TextDecoder();
       const out: ExecResult = { exitCode: r.exitCode, stdout: dec.decode(r.stdout), stderr: dec.decode(r.stderr) };

@@ -45,6 +45,8 @@ export interface StdioOptions {
 export class StdioTransport implements Transport {
   private readonly link: Link;
   private readonly pending = new Map<number, Pending>();
+  /** Server-streaming calls in flight: their message frames' receivers. */
+  private readonly streams = new Map<number, (payload: Uint8Array) => void>();
   /** Buffers an in-process engine reads in place, by call id, until its answer. */
   private readonly inPlace = new Map<number, Uint8Array>();
   private readonly methods = new Map<string, Buffer>();
@@ -116,8 +118,17 @@ export class StdioTransport implements Transport {
     return this.call(procedure, payload, signal).then((bytes) => fromBinary(output, bytes));
   }
 
+  /**
+   * stream sends a server-streaming call: the engine's Frame.message
+   * frames of its id go to onMessage as they arrive, and its Result ends
+   * the stream (spec/PROTOCOL.md, Server streams).
+   */
+  stream(procedure: string, payload: Uint8Array, onMessage: (payload: Uint8Array) => void, signal?: AbortSignal): Promise<void> {
+    return this.call(procedure, [payload], signal, onMessage).then(() => undefined);
+  }
+
   /** call sends one Call frame and resolves with the response payload. */
-  call(procedure: string, payload: readonly Uint8Array[], signal?: AbortSignal): Promise<Uint8Array> {
+  call(procedure: string, payload: readonly Uint8Array[], signal?: AbortSignal, onMessage?: (payload: Uint8Array) => void): Promise<Uint8Array> {
     if (this.failure) return Promise.reject(this.failure);
     if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.closing) return Promise.reject(kindError("UNAVAILABLE", "the agent is closed"));
@@ -126,7 +137,7 @@ export class StdioTransport implements Transport {
       method = Buffer.from(procedure);
       this.methods.set(procedure, method);
     }
-    if (this.link.callSync && !signal && this.callbacksPossible === 0 && SYNC_SERVICES.some((s) => procedure.startsWith(s))) {
+    if (this.link.callSync && !signal && !onMessage && this.callbacksPossible === 0 && SYNC_SERVICES.some((s) => procedure.startsWith(s))) {
       const n = partsLength(payload);
       if (n <= SYNC_MAX_REQUEST) return this.callSync(method, payload.length === 1 ? payload[0] : Buffer.concat(payload, n));
     }
@@ -144,6 +155,10 @@ export class StdioTransport implements Transport {
     if (callback) this.callbacksPossible++;
     let p = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     if (callback) p = p.finally(() => this.callbacksPossible--);
+    if (onMessage) {
+      this.streams.set(id, onMessage);
+      p = p.finally(() => this.streams.delete(id));
+    }
     if (this.pending.size === 1) this.ref();
     if (this.link.submit) {
       // In process: no frame; data read in place stays referenced until
@@ -241,6 +256,10 @@ export class StdioTransport implements Transport {
         );
         return;
       }
+      case "message":
+        // One message of a server stream, before the stream's Result.
+        this.streams.get(id)?.(f.body.value.payload);
+        return;
       case "ping":
         this.sendFrame({ id: f.id, body: { case: "pong", value: {} } });
         return;

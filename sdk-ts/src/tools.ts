@@ -1,9 +1,9 @@
 // agent.tools: the tool-call log, as agentfs-sdk's ToolCalls (same method
 // names, same object shapes: snake_case fields, times in Unix seconds).
 
-import { ToolsServiceClient } from "./gen/agentfs/v1/clients_agentfs.js";
-import { ToolStatus, type ToolCall as ProtoToolCall } from "./gen/agentfs/v1/tools_pb.js";
+import { ToolsServiceClient, ToolsServiceProcedures } from "./gen/agentfs/v1/clients_agentfs.js";
 import type { Transport } from "./transport.js";
+import { decodeGet, decodeId, decodeList, encodeGet, encodeList, encodeRecord } from "./toolwire.js";
 
 export interface ToolCall {
   id: number;
@@ -25,36 +25,17 @@ export interface ToolCallStats {
   avg_duration_ms: number;
 }
 
-const statusNames: Record<number, ToolCall["status"]> = {
-  [ToolStatus.PENDING]: "pending",
-  [ToolStatus.SUCCESS]: "success",
-  [ToolStatus.ERROR]: "error",
-};
-
 function json(v: unknown): string | undefined {
   return v === undefined ? undefined : JSON.stringify(v);
-}
-
-function toToolCall(c: ProtoToolCall): ToolCall {
-  const out: ToolCall = {
-    id: Number(c.id),
-    name: c.name,
-    parameters: c.parametersJson !== undefined ? JSON.parse(c.parametersJson) : undefined,
-    result: c.resultJson !== undefined ? JSON.parse(c.resultJson) : undefined,
-    error: c.error,
-    status: statusNames[c.status] ?? "pending",
-    started_at: Number(c.startedAt),
-    completed_at: c.completedAt !== undefined ? Number(c.completedAt) : undefined,
-    duration_ms: c.durationMs !== undefined ? Number(c.durationMs) : undefined,
-  };
-  return out;
 }
 
 export class ToolCalls {
   /** The generated client (filters by status and time, ascending order). */
   readonly client: ToolsServiceClient;
 
-  constructor(transport: Transport) {
+  // record, get and the listings encode and decode their messages
+  // themselves (toolwire.ts); the rest go through the generated client.
+  constructor(private readonly transport: Transport) {
     this.client = new ToolsServiceClient(transport);
   }
 
@@ -76,33 +57,23 @@ export class ToolCalls {
 
   /** Records a finished call (times in Unix seconds); returns its id. */
   async record(name: string, started_at: number, completed_at: number, parameters?: any, result?: any, error?: string): Promise<number> {
-    const r = await this.client.toolRecord({
-      name,
-      startedAt: BigInt(Math.floor(started_at)),
-      completedAt: BigInt(Math.floor(completed_at)),
-      parametersJson: json(parameters),
-      resultJson: json(result),
-      error: error ? String(error) : undefined,
-    });
-    return Number(r.id);
+    const req = encodeRecord(String(name), Math.floor(started_at), Math.floor(completed_at), json(parameters), json(result), error ? String(error) : undefined);
+    return decodeId(await this.transport.call(ToolsServiceProcedures.toolRecord, [req]));
   }
 
   /** The call with this id, or undefined. */
   async get(id: number): Promise<ToolCall | undefined> {
-    const r = await this.client.toolGet({ id: BigInt(id) });
-    return r.found && r.call ? toToolCall(r.call) : undefined;
+    return decodeGet(await this.transport.call(ToolsServiceProcedures.toolGet, [encodeGet(Number(id))]));
   }
 
   /** Calls of one tool, newest first. */
   async getByName(name: string, limit?: number): Promise<ToolCall[]> {
-    const r = await this.client.toolList({ name, limit: BigInt(limit ?? 0) });
-    return r.calls.map(toToolCall);
+    return decodeList(await this.transport.call(ToolsServiceProcedures.toolList, [encodeList(String(name ?? ""), 0, Number(limit ?? 0))]));
   }
 
   /** Calls started after since (Unix seconds, exclusive), newest first. */
   async getRecent(since: number, limit?: number): Promise<ToolCall[]> {
-    const r = await this.client.toolList({ since: BigInt(Math.floor(since) + 1), limit: BigInt(limit ?? 0) });
-    return r.calls.map(toToolCall);
+    return decodeList(await this.transport.call(ToolsServiceProcedures.toolList, [encodeList("", Math.floor(since) + 1, Number(limit ?? 0))]));
   }
 
   /**

@@ -13,6 +13,15 @@ export interface Transport extends UnaryTransport {
   unaryParts<O extends DescMessage>(procedure: string, payload: readonly Uint8Array[], output: O, signal?: AbortSignal): Promise<MessageShape<O>>;
   /** Stops the engine (stdio) or releases the connection (http). */
   close(): Promise<void>;
+  /**
+   * Sends a server-streaming call (ProcessService/StreamProcess): onMessage
+   * receives each response message's bytes as the engine sends it (a
+   * transport that can pause reading waits for a promise it returns); the
+   * promise settles at the end of the stream (rejects with its error).
+   * Transports that cannot stream leave it out; callers fall back to
+   * long-poll calls.
+   */
+  stream?(procedure: string, payload: Uint8Array, onMessage: (payload: Uint8Array) => Promise<void> | void, signal?: AbortSignal): Promise<void>;
 }
 
 /** encode serializes a request given as an init object. */

@@ -10,11 +10,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { kindError } from "./errors.js";
 import type { Addon } from "./link.js";
+import { engineError, linkCore, runGo, type CoreExports, type GoRuntime as GoRun } from "./wasmlink.js";
 
 /** What agentfs.wasm puts on globalThis.__agentfsWasm (wasm/main_js.go). */
-interface WasmExports extends Omit<Addon, "start" | "call" | "ref"> {
-  start(onData: (chunk: Uint8Array | null, endMessage?: string) => void): number;
-  call(handle: number, method: Uint8Array, payload: Uint8Array): Uint8Array;
+interface WasmExports extends CoreExports {
   load(path: string, bytes: Uint8Array, wal?: Uint8Array): undefined | { error: string; code: string };
   save(path: string): Uint8Array | { error: string; code: string };
   drop(path: string): void;
@@ -75,21 +74,10 @@ async function instantiate(path: string): Promise<WasmEngine> {
   unrefTimers(go);
   const wasm = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
   const { instance } = await wasm.instantiate(code, go.importObject);
-  g.__agentfsWasm = undefined;
-  void go.run(instance); // runs main until it waits for calls
-  const x = g.__agentfsWasm as WasmExports | undefined;
+  const x = runGo<WasmExports>(go, instance);
   if (!x) throw kindError("UNAVAILABLE", `${path} is not the agentfs WASM engine (it set no globalThis.__agentfsWasm)`);
   return {
-    version: x.version,
-    start: (onData) =>
-      x.start((chunk, end) => onData(chunk ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : null, end)),
-    write: (h, b) => x.write(h, b),
-    end: (h) => x.end(h),
-    call: (h, m, p) => {
-      const r = x.call(h, m, p);
-      return Buffer.from(r.buffer, r.byteOffset, r.byteLength);
-    },
-    submit: (h, id, m, head, data) => x.submit(h, id, m, head, data),
+    ...linkCore(x),
     ref: (h, on) => {
       // While a call waits, the engine must be able to run (its timers
       // are unref'd): hold the event loop as the addon's ref does.
@@ -114,11 +102,6 @@ async function instantiate(path: string): Promise<WasmEngine> {
   };
 }
 
-/** The Error of an {error, code} answer of the engine. */
-function engineError(r: { error: string; code: string }): Error {
-  return Object.assign(kindError(r.code === "ENOENT" ? "NOT_FOUND" : "INTERNAL", r.error), { code: r.code });
-}
-
 const refs = new Set<number>();
 let holder: ReturnType<typeof setInterval> | undefined;
 
@@ -141,9 +124,8 @@ function unrefTimers(go: GoRuntime): void {
 }
 
 /** The part of Go's wasm_exec.js runtime used here. */
-interface GoRuntime {
+interface GoRuntime extends GoRun {
   importObject: { gojs: Record<string, (sp: number) => void> };
-  run(instance: object): Promise<void>;
   _scheduledTimeouts?: Map<number, unknown>;
   _nextCallbackTimeoutID?: number;
 }

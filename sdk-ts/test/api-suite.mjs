@@ -217,4 +217,33 @@ export function apiSuite(name, openAgent) {
     assert.equal(stats[1].total_calls, 2);
     await a.close();
   });
+
+  // record, get and the listings encode and decode their messages by
+  // hand (src/toolwire.ts): every shape of value the engine keeps.
+  test(`${name}: tool call values`, async (t) => {
+    const a = await openAgent(t);
+    const tools = a.tools;
+    const params = { path: "/données/日本.txt", emoji: "🦀", nested: [1, { x: null }], big: 2 ** 52 };
+    const r1 = await tools.record("読み込み ツール", -86400, 2 ** 33, params, "", "échec: ⏱");
+    assert.deepEqual(await tools.get(r1), {
+      id: r1, name: "読み込み ツール", parameters: params, result: "", error: "échec: ⏱",
+      status: "error", started_at: -86400, completed_at: 2 ** 33, duration_ms: (2 ** 33 + 86400) * 1000,
+    });
+    const r2 = await tools.record("zero", 0, 0, null, 0);
+    assert.deepEqual(await tools.get(r2), {
+      id: r2, name: "zero", parameters: null, result: 0, error: undefined,
+      status: "success", started_at: 0, completed_at: 0, duration_ms: 0,
+    });
+    // A lone surrogate is written as U+FFFD, as TextEncoder does.
+    const r3 = await tools.record("x\ud800y", 5, 6);
+    assert.equal((await tools.get(r3)).name, "x\ufffdy");
+    const recent = await tools.getRecent(-100000);
+    assert.deepEqual(recent.map((c) => c.id), [r3, r2, r1]);
+    assert.deepEqual(recent[2], await tools.get(r1));
+    assert.deepEqual((await tools.getByName("読み込み ツール")).map((c) => c.id), [r1]);
+    assert.deepEqual(await tools.getByName("nobody"), []);
+    await assert.rejects(() => tools.record("bad", 1.5e300, 1), RangeError);
+    await assert.rejects(() => tools.get(0.5), RangeError);
+    await a.close();
+  });
 }

@@ -84,3 +84,41 @@ test("stdio: a spawned script and a shell call host bindings", async (t) => {
   await sh.run("W=you");
   assert.equal((await sh.run('greet --who "$W"')).stdout, '"hi you"\n');
 });
+
+test("http: a streamed process ends with its client (close drops the stream, the server kills it)", async (t) => {
+  const url = await serveHttp(t, { data: tempDir(t) });
+  const a = await AgentFS.open({ id: "p", url });
+  const p = await a.spawn("echo up; while true; do sleep 3600; done # victim-ts");
+  const it = p[Symbol.asyncIterator]();
+  assert.equal(new TextDecoder().decode((await it.next()).value.data), "up\n");
+  await a.close();
+  const b = await AgentFS.open({ id: "p", url });
+  t.after(() => b.close());
+  // The server kills and reaps it when the stream ends; the audit record
+  // of the script is written only once it stopped. (Polling, no clock.)
+  while ((await b.processes()).length > 0) await new Promise((r) => setImmediate(r));
+  const calls = await b.tools.getByName("exec");
+  const rec = calls.find((c) => JSON.stringify(c.parameters).includes("victim-ts"));
+  assert.ok(rec, "no audit record of the streamed script");
+  assert.ok(rec.error, `the killed script's record shows no failure: ${JSON.stringify(rec)}`);
+});
+
+test("http: a reader that stops makes the script wait (the stream is read as the caller reads)", async (t) => {
+  const a = await transports.http(t);
+  t.after(() => a.close());
+  // Under the 16 MiB output limit of a process, far over the engine's 1 MiB
+  // buffer and the 64 KiB the SDK queues.
+  const total = 15 << 20;
+  const p = await a.spawn(`yes 0123456789abcdef | head -c ${total}; echo > /done`);
+  // Not reading for 2 s: the script must stay blocked in its output. (A
+  // negative check: under load it can only pass more easily, never fail.)
+  for (let i = 0; i < 40; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await a.fs.exists("/done"), false, "the script finished while nobody read its output");
+  }
+  let n = 0;
+  for await (const c of p) n += c.data.byteLength;
+  assert.equal(n, total);
+  assert.equal((await p.wait()).exitCode, 0);
+  assert.equal(await a.fs.exists("/done"), true);
+});

@@ -1,7 +1,7 @@
 // Sync and encryption through the SDK: a real `agentfs serve sync` started
 // here (bearer token), two agents opened with syncRemoteUrl on both
 // transports, pull/push/sync/stats; encrypted agents round trip and
-// refuse a wrong key; the wasm transport refuses a key (ENOTSUP).
+// refuse a wrong key (the wasm transport's encryption: wasm.test.mjs).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -104,9 +104,69 @@ for (const transport of ["process", "inprocess"]) {
   });
 }
 
-test("the wasm transport refuses an encryption key (ENOTSUP)", async (t) => {
-  const dir = tempDir(t);
-  const e = await failure(() => AgentFS.open({ transport: "wasm", path: join(dir, "w.db"), encryptionKey: KEY }));
-  assert.match(e.message, /not available in the WebAssembly build/);
-  assert.equal(existsSync(join(dir, "w.db")), false);
+/** Pushes ~3 MiB of files to the remote; returns the last file's bytes (written last: past any prefix of the file). */
+async function fillRemote(dir, url) {
+  const { randomBytes } = await import("node:crypto");
+  const last = randomBytes(256 << 10);
+  const w = await AgentFS.open({ transport: "process", path: join(dir, "writer.db"), syncRemoteUrl: url, syncToken: TOKEN });
+  try {
+    for (let i = 0; i < 12; i++) await w.fs.writeFile(`/big/f${i}.bin`, randomBytes(256 << 10));
+    await w.fs.writeFile("/big/last.bin", last);
+    await w.push();
+  } finally {
+    await w.close();
+  }
+  return last;
+}
+
+for (const transport of ["process", "inprocess"]) {
+  test(`partial sync through the SDK (${transport})`, async (t) => {
+    const dir = tempDir(t);
+    const url = `${await serveSync(t, join(dir, "remote"))}/partial`;
+    const last = await fillRemote(dir, url);
+
+    const full = await AgentFS.open({ transport, path: join(dir, "full.db"), syncRemoteUrl: url, syncToken: TOKEN });
+    const whole = (await full.stats()).networkReceivedBytes;
+    assert.deepEqual(await full.fs.readFile("/big/last.bin"), last);
+    await full.close();
+    assert.ok(whole > 3 << 20, `a full bootstrap receives the whole remote (${whole})`);
+
+    const part = await AgentFS.open({
+      transport, path: join(dir, "part.db"), syncRemoteUrl: url, syncToken: TOKEN,
+      syncPartialBootstrapLength: 128 << 10, syncPartialSegmentSize: 64 << 10,
+    });
+    t.after(() => part.close());
+    const boot = (await part.stats()).networkReceivedBytes;
+    assert.ok(boot > 0 && boot < whole / 8, `partial bootstrap received ${boot} of ${whole}`);
+    // A file outside the prefix comes over the network when read.
+    assert.deepEqual(await part.fs.readFile("/big/last.bin"), last);
+    const after = (await part.stats()).networkReceivedBytes;
+    assert.ok(after > boot && after < whole, `${boot} < ${after} < ${whole}`);
+
+    const q = await AgentFS.open({
+      transport, path: join(dir, "q.db"), syncRemoteUrl: url, syncToken: TOKEN,
+      syncPartialBootstrapQuery: "SELECT name FROM fs_dentry WHERE parent_ino = 1", syncPartialPrefetch: true,
+    });
+    t.after(() => q.close());
+    const qboot = (await q.stats()).networkReceivedBytes;
+    assert.ok(qboot > 0 && qboot < 1 << 20, `query bootstrap received ${qboot}`);
+    assert.deepEqual(await q.fs.readFile("/big/last.bin"), last);
+
+    const e = await failure(() => AgentFS.open({
+      transport, path: join(dir, "bad.db"), syncRemoteUrl: url, syncToken: TOKEN,
+      syncPartialBootstrapLength: 4096, syncPartialBootstrapQuery: "SELECT 1",
+    }));
+    assert.equal(e.kind, "INVALID_ARGUMENT");
+    assert.match(e.message, /exclude each other/);
+    const e2 = await failure(() => AgentFS.open({ transport, path: join(dir, "nourl.db"), syncPartialBootstrapLength: 4096 }));
+    assert.match(e2.message, /sync_remote_url/);
+  });
+}
+
+test("partial sync options are refused over HTTP", async (t) => {
+  const { serveHttp } = await import("./helpers.mjs");
+  const url = await serveHttp(t, { data: tempDir(t) });
+  const e = await failure(() => AgentFS.open({ id: "p", url, syncPartialBootstrapLength: 4096 }));
+  assert.equal(e.kind, "INVALID_ARGUMENT");
+  assert.match(e.message, /not an HTTP agent/);
 });

@@ -146,6 +146,51 @@ test("ours pushes, Turso's client pulls byte-identical; Turso's client pushes, o
   assert.equal(statSync(path.join(a, ".agentfs/agent1.db-wal"), { throwIfNoEntry: false })?.size ?? 0, 0);
 });
 
+test("partial sync: Turso's client (partialSyncExperimental) and ours bootstrap a prefix and fetch the rest on read, at the pinned revision", async (tc) => {
+  const id = "partial1", url = `${base}/partial1`;
+  const src = path.join(root, "p-src");
+  await ok(src, ["init", id, "--sync-remote-url", url]);
+  await ok(src, ["fs", id, "mkdir", "/d"]);
+  const files = [];
+  for (let i = 0; i < 12; i++) {
+    files.push(randomBytes(1 << 20));
+    await ok(src, ["fs", id, "write", `/d/f${i}`], { input: files[i] });
+  }
+  await ok(src, ["sync", id, "push"]);
+  const size = statSync(path.join(root, "srv", `${id}.db`)).size;
+  assert.ok(size > 12 << 20, `remote ${size} bytes`);
+
+  const t = await connect({ path: path.join(root, "tp.db"), url, authToken: TOKEN, clientName: "partial",
+    partialSyncExperimental: { bootstrapStrategy: { kind: "prefix", length: 256 * 1024 }, segmentSize: 64 * 1024 } });
+  const boot = (await t.stats()).networkReceivedBytes;
+  assert.ok(boot < 512 * 1024, `Turso's prefix bootstrap received ${boot} of ${size} bytes`);
+  // The remote changes f5 after that bootstrap: Turso's client still
+  // reads its revision (pages from the server's history) until it pulls.
+  await ok(src, ["fs", id, "write", "/d/f5", "changed"]);
+  await ok(src, ["sync", id, "push"]);
+  const ta = await AgentFS.openWith(adapt(t));
+  assert.deepEqual(Buffer.from(await ta.fs.readFile("/d/f3")), files[3]);
+  assert.deepEqual(Buffer.from(await ta.fs.readFile("/d/f5")), files[5]);
+  const lazy = (await t.stats()).networkReceivedBytes - boot;
+  assert.ok(lazy < 6 << 20, `two 1 MiB files read lazily: ${lazy} bytes`);
+  tc.diagnostic(`remote ${size} bytes; Turso's client: prefix bootstrap ${boot} bytes received, two 1 MiB files read ${lazy} more`);
+  await t.pull();
+  assert.equal((await ta.fs.readFile("/d/f5")).toString(), "changed");
+  await t.close();
+
+  // Ours: a prefix bootstrap, a lazy read, then a push.
+  const dst = path.join(root, "p-dst");
+  await ok(dst, ["init", id, "--sync-remote-url", url, "--sync-partial-bootstrap-length", "262144", "--sync-partial-prefetch"]);
+  const st = JSON.parse((await ok(dst, ["sync", id, "stats"])).toString());
+  assert.ok(st.network_received_bytes < 512 * 1024 && st.partial_missing_pages > 0, JSON.stringify(st));
+  assert.deepEqual(await ok(dst, ["fs", id, "cat", "/d/f7"]), files[7]);
+  await ok(dst, ["fs", id, "write", "/d/ours", "from a partial agent"]);
+  await ok(dst, ["sync", id, "push"]);
+  await fsckClean(dst, id);
+  await ok(src, ["sync", id, "pull"]);
+  assert.equal((await ok(src, ["fs", id, "cat", "/d/ours"])).toString(), "from a partial agent");
+});
+
 test("an agent Turso's client created first: ours bootstraps it, adds its own tables, pushes back", async () => {
   const { db, agent } = await turso("first.db", "theirs");
   const blob = randomBytes(9000);

@@ -39,7 +39,7 @@ wins). --dry-run prints what would be done.`,
 				return err
 			}
 			defer a.Close()
-			res, err := overlay.Commit(a, overlay.CommitOptions{DryRun: dryRun, Force: force})
+			res, err := overlay.Commit(cmd.Context(), a, overlay.CommitOptions{DryRun: dryRun, Force: force})
 			var ce *overlay.ConflictError
 			if errors.As(err, &ce) {
 				return userError{

@@ -38,7 +38,7 @@ database. "agentfs commit" applies the changes.`,
 				return err
 			}
 			defer a.Close()
-			changes, err := overlay.Diff(a)
+			changes, err := overlay.Diff(cmd.Context(), a)
 			if err != nil {
 				return err
 			}

@@ -85,7 +85,7 @@ prints names as they are.`,
 			}
 			return readAgent(cmd, id, func(a *core.Agent) error {
 				w := bufio.NewWriter(cmd.OutOrStdout())
-				err := listPath(a.FS, w, arg, long, recursive, nameQuoter(literal))
+				err := listPath(cmd.Context(), a.FS, w, arg, long, recursive, nameQuoter(literal))
 				if ferr := w.Flush(); err == nil {
 					err = ferr
 				}
@@ -105,15 +105,15 @@ type lsEntry struct {
 	target string // of a symlink, in long format
 }
 
-func listPath(f *vfs.FS, w io.Writer, arg string, long, recursive bool, q func(string) string) error {
+func listPath(ctx context.Context, f *vfs.FS, w io.Writer, arg string, long, recursive bool, q func(string) string) error {
 	p := agentPath(arg)
-	st, err := f.Stat(p)
+	st, err := f.Stat(ctx, p)
 	if err != nil {
 		return err
 	}
 	if long {
 		// As ls -l: a symlink named on the command line is shown itself.
-		lst, err := f.Lstat(p)
+		lst, err := f.Lstat(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func listPath(f *vfs.FS, w io.Writer, arg string, long, recursive bool, q func(s
 		e := lsEntry{name: arg, st: st}
 		if long {
 			if st.IsSymlink() {
-				if e.target, err = f.Readlink(p); err != nil {
+				if e.target, err = f.Readlink(ctx, p); err != nil {
 					return err
 				}
 			}
@@ -145,7 +145,7 @@ func listPath(f *vfs.FS, w io.Writer, arg string, long, recursive bool, q func(s
 	}
 	var walk func(dir, rel string) error
 	walk = func(dir, rel string) error {
-		list, err := f.ReaddirPlus(dir)
+		list, err := f.ReaddirPlus(ctx, dir)
 		if err != nil {
 			return err
 		}
@@ -153,7 +153,7 @@ func listPath(f *vfs.FS, w io.Writer, arg string, long, recursive bool, q func(s
 			e := lsEntry{name: path.Join(rel, de.Name), st: de.Stat}
 			child := path.Join(dir, de.Name)
 			if long && de.Stat.IsSymlink() {
-				if e.target, err = f.Readlink(child); err != nil {
+				if e.target, err = f.Readlink(ctx, child); err != nil {
 					return err
 				}
 			}
@@ -224,7 +224,7 @@ func newFSCatCmd(id string) *cobra.Command {
 			return readAgent(cmd, id, func(a *core.Agent) error {
 				buf := make([]byte, hostcopy.PieceSize(a.FS))
 				for _, arg := range args {
-					if err := catFile(a.FS, agentPath(arg), cmd.OutOrStdout(), buf); err != nil {
+					if err := catFile(cmd.Context(), a.FS, agentPath(arg), cmd.OutOrStdout(), buf); err != nil {
 						return err
 					}
 				}
@@ -234,8 +234,8 @@ func newFSCatCmd(id string) *cobra.Command {
 	}
 }
 
-func catFile(f *vfs.FS, p string, w io.Writer, buf []byte) error {
-	h, err := f.Open(p, os.O_RDONLY, 0)
+func catFile(ctx context.Context, f *vfs.FS, p string, w io.Writer, buf []byte) error {
+	h, err := f.Open(ctx, p, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -260,7 +260,7 @@ interrupted or killed, the file keeps its old content.`,
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
 				p := agentPath(args[0])
 				if len(args) == 2 && args[1] != "-" {
-					return a.FS.WriteFile(p, []byte(args[1]), vfs.WriteOptions{CreateParents: true})
+					return a.FS.WriteFile(cmd.Context(), p, []byte(args[1]), vfs.WriteOptions{CreateParents: true})
 				}
 				return writeStream(cmd.Context(), a.FS, p, cmd.InOrStdin(), 0o644, true)
 			})
@@ -284,9 +284,9 @@ func newFSMkdirCmd(id string) *cobra.Command {
 				for _, arg := range args {
 					var err error
 					if parents {
-						err = a.FS.MkdirAll(agentPath(arg), 0o755)
+						err = a.FS.MkdirAll(cmd.Context(), agentPath(arg), 0o755)
 					} else {
-						err = a.FS.Mkdir(agentPath(arg), 0o755)
+						err = a.FS.Mkdir(cmd.Context(), agentPath(arg), 0o755)
 					}
 					if err != nil {
 						return err
@@ -314,7 +314,7 @@ func newFSRmCmd(id string) *cobra.Command {
 					// vfs.Remove: the check and the removal in one
 					// transaction, as every other way in.
 					p := agentPath(arg)
-					err := a.FS.Remove(p, recursive, force)
+					err := a.FS.Remove(cmd.Context(), p, recursive, force)
 					if isErrno(err, syscall.EISDIR) && !recursive {
 						return userError{
 							msg:  describe(pathError("rm", p, syscall.EISDIR)),
@@ -344,11 +344,11 @@ func newFSMvCmd(id string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
 				src, dst := agentPath(args[0]), agentPath(args[1])
-				dst, err := intoDir(a.FS, src, dst)
+				dst, err := intoDir(cmd.Context(), a.FS, src, dst)
 				if err != nil {
 					return err
 				}
-				return a.FS.Rename(src, dst)
+				return a.FS.Rename(cmd.Context(), src, dst)
 			})
 		},
 	}
@@ -356,8 +356,8 @@ func newFSMvCmd(id string) *cobra.Command {
 
 // intoDir returns dst/base(src) when dst is an existing directory (as mv,
 // cp and ln do), else dst.
-func intoDir(f *vfs.FS, src, dst string) (string, error) {
-	st, err := f.Stat(dst)
+func intoDir(ctx context.Context, f *vfs.FS, src, dst string) (string, error) {
+	st, err := f.Stat(ctx, dst)
 	if err != nil {
 		if isErrno(err, syscall.ENOENT) {
 			return dst, nil
@@ -390,16 +390,16 @@ fs import).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
 				src := agentPath(args[0])
-				st, err := a.FS.Stat(src)
+				st, err := a.FS.Stat(cmd.Context(), src)
 				if err != nil {
 					return err
 				}
-				dst, err := intoDir(a.FS, src, agentPath(args[1]))
+				dst, err := intoDir(cmd.Context(), a.FS, src, agentPath(args[1]))
 				if err != nil {
 					return err
 				}
 				if !st.IsDir() {
-					return a.FS.CopyFile(src, dst)
+					return a.FS.CopyFile(cmd.Context(), src, dst)
 				}
 				if !recursive {
 					return userError{
@@ -408,7 +408,7 @@ fs import).`,
 					}
 				}
 				var n hostcopy.Stats
-				return a.FS.StageTree(dst, func(dst string) error { return copyTree(a.FS, src, dst, &n) },
+				return a.FS.StageTree(cmd.Context(), dst, func(dst string) error { return copyTree(cmd.Context(), a.FS, src, dst, &n) },
 					func() string { return n.String() })
 			})
 		},
@@ -421,12 +421,12 @@ fs import).`,
 // dst with vfs.CopyTree, counting what it copies. When dst exists the
 // trees are merged: files and links in the way are replaced, directories
 // kept (with their own modes, as cp -r).
-func copyTree(f *vfs.FS, src, dst string, n *hostcopy.Stats) error {
+func copyTree(ctx context.Context, f *vfs.FS, src, dst string, n *hostcopy.Stats) error {
 	cs, cd := path.Clean(src), path.Clean(dst)
 	if cd == cs || strings.HasPrefix(cd, strings.TrimSuffix(cs, "/")+"/") {
 		return userError{msg: describe(pathError("cp", dst, syscall.EINVAL)) + ": cannot copy a directory into itself"}
 	}
-	return vfs.CopyTree(f, src, dst, vfs.CopyOptions{FollowTop: true, Done: func(_ string, st vfs.Stat, _ bool) {
+	return vfs.CopyTree(f.Bind(ctx), src, dst, vfs.CopyOptions{FollowTop: true, Done: func(_ string, st vfs.Stat, _ bool) {
 		switch {
 		case st.IsDir():
 			n.Dirs++
@@ -452,14 +452,14 @@ directory the link is made inside it.`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
-				link, err := intoDir(a.FS, args[0], agentPath(args[1]))
+				link, err := intoDir(cmd.Context(), a.FS, args[0], agentPath(args[1]))
 				if err != nil {
 					return err
 				}
 				if symbolic {
-					return a.FS.Symlink(args[0], link)
+					return a.FS.Symlink(cmd.Context(), args[0], link)
 				}
-				return a.FS.Link(agentPath(args[0]), link)
+				return a.FS.Link(cmd.Context(), agentPath(args[0]), link)
 			})
 		},
 	}
@@ -480,13 +480,13 @@ func newFSStatCmd(id string) *cobra.Command {
 				defer w.Flush()
 				for _, arg := range args {
 					p := agentPath(arg)
-					st, err := a.FS.Lstat(p)
+					st, err := a.FS.Lstat(cmd.Context(), p)
 					if err != nil {
 						return err
 					}
 					target := ""
 					if st.IsSymlink() {
-						if target, err = a.FS.Readlink(p); err != nil {
+						if target, err = a.FS.Readlink(cmd.Context(), p); err != nil {
 							return err
 						}
 					}

@@ -114,7 +114,7 @@ func checkAgent(t *testing.T, paths ...string) (map[string][]byte, int64) {
 	}
 	out := map[string][]byte{}
 	for _, p := range paths {
-		b, err := a.FS.ReadFile(p)
+		b, err := a.FS.ReadFile(ctx, p)
 		if err != nil {
 			t.Fatalf("read %s: %v", p, err)
 		}
@@ -139,6 +139,12 @@ func oneOf(t *testing.T, what string, got []byte, size int, gens ...uint64) uint
 	return 0
 }
 
+// killSpan is the range of kill delays for an operation that took d when
+// run whole: most of it, so that kills land mid-operation.
+func killSpan(d time.Duration) time.Duration {
+	return max(d*3/4, time.Millisecond)
+}
+
 // TestAttack_Atomic_CLIWriteKilled: `agentfs fs t write /big -` fed 64 MiB
 // and killed at random points.
 func TestAttack_Atomic_CLIWriteKilled(t *testing.T) {
@@ -146,9 +152,13 @@ func TestAttack_Atomic_CLIWriteKilled(t *testing.T) {
 		t.Skip("crash test")
 	}
 	newAgent(t)
+	start := time.Now()
 	if r := run(t, string(genData(1, atomicTestSize)), "fs", "t", "write", "/big", "-"); r.code != 0 {
 		t.Fatalf("initial write: %d %s", r.code, r.err)
 	}
+	// Kills land within the time a whole write took, so most of them are
+	// mid-write however fast this machine (and this build) writes.
+	span := killSpan(time.Since(start))
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0xc11))
@@ -161,7 +171,7 @@ func TestAttack_Atomic_CLIWriteKilled(t *testing.T) {
 			_, err := pw.Write(genData(gen, atomicTestSize))
 			pw.CloseWithError(err)
 		}()
-		delay := time.Duration(rng.IntN(2000)) * time.Millisecond
+		delay := time.Duration(rng.Int64N(int64(span)))
 		finished := killAt(t, c, done, delay)
 		pr.CloseWithError(io.ErrClosedPipe)
 		got, left := checkAgent(t, "/big")
@@ -202,7 +212,9 @@ func TestAttack_Atomic_CLIImportKilled(t *testing.T) {
 	}
 	paths := []string{"/tree/big.bin", "/tree/s0", "/tree/s1", "/tree/s2"}
 	write(1)
+	start := time.Now()
 	mustRun(t, "fs", "t", "import", host, "/tree")
+	span := killSpan(time.Since(start))
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0x1a9))
@@ -215,7 +227,7 @@ func TestAttack_Atomic_CLIImportKilled(t *testing.T) {
 		gen := uint64(round + 1)
 		write(gen)
 		c, done := startKillable(t, nil, "fs", "t", "import", host, "/tree")
-		delay := time.Duration(rng.IntN(1500)) * time.Millisecond
+		delay := time.Duration(rng.Int64N(int64(span)))
 		finished := killAt(t, c, done, delay)
 		if !finished {
 			mid++

@@ -38,7 +38,7 @@ skipped with a warning. HOSTDIR may also be a single file.`,
 			}
 			return withAgent(cmd, id, core.Options{}, func(a *core.Agent) error {
 				prog := newProgress(cmd.ErrOrStderr(), "importing")
-				stats, err := hostcopy.Import(a.FS, args[0], dst, prog.options(a.Path()))
+				stats, err := hostcopy.Import(cmd.Context(), a.FS, args[0], dst, prog.options(a.Path()))
 				prog.clear()
 				if err != nil {
 					return err
@@ -110,7 +110,7 @@ Special files are skipped with a warning. PATH may also be a single file.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return readAgent(cmd, id, func(a *core.Agent) error {
 				prog := newProgress(cmd.ErrOrStderr(), "exporting")
-				stats, err := hostcopy.Export(a.FS, agentPath(args[0]), args[1], prog.options(a.Path()))
+				stats, err := hostcopy.Export(cmd.Context(), a.FS, agentPath(args[0]), args[1], prog.options(a.Path()))
 				prog.clear()
 				if err != nil {
 					return err

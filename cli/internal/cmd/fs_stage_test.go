@@ -25,8 +25,9 @@ func openT(t *testing.T) *core.Agent {
 }
 
 func stagingNames(t *testing.T, f *vfs.FS, dir string) []string {
+	ctx := t.Context()
 	t.Helper()
-	names, err := f.Readdir(dir)
+	names, err := f.Readdir(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,36 +44,37 @@ func stagingNames(t *testing.T, f *vfs.FS, dir string) []string {
 // fails midway leaves nothing (no destination, no staging directory); one
 // that merges into an existing directory says what it wrote.
 func TestAttack_Atomic_TreeCopyFailure(t *testing.T) {
+	ctx := t.Context()
 	newAgent(t)
 	a := openT(t)
 	f := a.FS
 	boom := errors.New("disk on fire")
 	build := func(target string) error {
-		if err := f.MkdirAll(target+"/sub", 0o755); err != nil {
+		if err := f.MkdirAll(ctx, target+"/sub", 0o755); err != nil {
 			return err
 		}
 		for i := 0; i < 2; i++ {
-			if err := f.WriteFile(target+"/sub/f"+strconv.Itoa(i), []byte("x"), vfs.WriteOptions{}); err != nil {
+			if err := f.WriteFile(ctx, target+"/sub/f"+strconv.Itoa(i), []byte("x"), vfs.WriteOptions{}); err != nil {
 				return err
 			}
 		}
 		return boom
 	}
-	err := f.StageTree("/p/new", build, func() string { return "2 files" })
+	err := f.StageTree(ctx, "/p/new", build, func() string { return "2 files" })
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "nothing was written to /p/new") {
 		t.Fatalf("StageTree(new) = %v; want the failure and that nothing was written", err)
 	}
-	if ok, _ := f.Exists("/p/new"); ok {
+	if ok, _ := f.Exists(ctx, "/p/new"); ok {
 		t.Errorf("/p/new exists after a failed copy")
 	}
 	if s := stagingNames(t, f, "/p"); len(s) != 0 {
 		t.Errorf("staging left in /p: %v", s)
 	}
 	// Merge into an existing directory: the error says what was written.
-	if err := f.Mkdir("/p/old", 0o755); err != nil {
+	if err := f.Mkdir(ctx, "/p/old", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err = f.StageTree("/p/old", build, func() string { return "2 files, 1 dirs" })
+	err = f.StageTree(ctx, "/p/old", build, func() string { return "2 files, 1 dirs" })
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "2 files, 1 dirs were written into the existing /p/old") {
 		t.Fatalf("StageTree(existing) = %v; want what was written", err)
 	}
@@ -83,7 +85,7 @@ func TestAttack_Atomic_TreeCopyFailure(t *testing.T) {
 	if r.code == 0 {
 		t.Fatalf("cp -r into itself succeeded")
 	}
-	if ok, _ := f.Exists("/src/inner"); ok {
+	if ok, _ := f.Exists(ctx, "/src/inner"); ok {
 		t.Errorf("/src/inner made by a failed cp -r")
 	}
 	if s := stagingNames(t, f, "/src"); len(s) != 0 {
@@ -95,13 +97,14 @@ func TestAttack_Atomic_TreeCopyFailure(t *testing.T) {
 // copy whose process is gone is removed by the next tree copy into the
 // same directory; a live process's is kept.
 func TestAttack_Atomic_StaleTreeStagingRemoved(t *testing.T) {
+	ctx := t.Context()
 	newAgent(t)
 	a := openT(t)
 	f := a.FS
 	dead := vfs.StagePrefix + "999999999-abcdef"
 	live := vfs.StagePrefix + strconv.Itoa(os.Getpid()) + "-abcdef"
 	for _, d := range []string{dead, live} {
-		if err := f.MkdirAll("/p/"+d+"/partial", 0o755); err != nil {
+		if err := f.MkdirAll(ctx, "/p/"+d+"/partial", 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,7 +116,7 @@ func TestAttack_Atomic_StaleTreeStagingRemoved(t *testing.T) {
 	if got := stagingNames(t, f, "/p"); len(got) != 1 || got[0] != live {
 		t.Errorf("staging in /p after a copy: %v; want only the live process's %s", got, live)
 	}
-	if b, err := f.ReadFile("/p/copy/a"); err != nil || string(b) != "A" {
+	if b, err := f.ReadFile(ctx, "/p/copy/a"); err != nil || string(b) != "A" {
 		t.Errorf("/p/copy/a = %q, %v", b, err)
 	}
 }
@@ -123,6 +126,7 @@ func TestAttack_Atomic_StaleTreeStagingRemoved(t *testing.T) {
 // points: the destination is absent or whole, and the next import into
 // the same directory removes the killed one's staging directory.
 func TestAttack_Atomic_CLIImportNewTreeKilled(t *testing.T) {
+	ctx := t.Context()
 	if testing.Short() {
 		t.Skip("crash test")
 	}
@@ -145,7 +149,7 @@ func TestAttack_Atomic_CLIImportNewTreeKilled(t *testing.T) {
 		c, done := startKillable(t, nil, "fs", "t", "import", host, dst)
 		finished := killAt(t, c, done, time.Duration(200+round*400)*time.Millisecond)
 		a := openT(t)
-		ok, err := a.FS.Exists(dst)
+		ok, err := a.FS.Exists(ctx, dst)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +158,7 @@ func TestAttack_Atomic_CLIImportNewTreeKilled(t *testing.T) {
 		}
 		if ok {
 			for _, p := range []string{"/big.bin", "/d0/s", "/d1/s", "/d2/s"} {
-				b, err := a.FS.ReadFile(dst + p)
+				b, err := a.FS.ReadFile(ctx, dst+p)
 				size := 5000
 				if p == "/big.bin" {
 					size = atomicTestSize

@@ -92,9 +92,11 @@ database is mounted on a temporary directory (the working directory of
 				defer removeDatabaseFiles(target)
 			}
 			if syncURL != "" {
-				for _, f := range []string{"sync-partial-prefetch", "sync-partial-segment-size", "sync-partial-bootstrap-query", "sync-partial-bootstrap-length"} {
-					if cmd.Flags().Changed(f) {
-						return userError{msg: fmt.Sprintf("--%s: partial sync is not supported by this agentfs (ENOTSUP): the whole database is bootstrapped", f), hint: "agentfs init " + id + " --sync-remote-url " + syncURL}
+				var partial *agentsync.Partial
+				if partialLength != 0 || partialQuery != "" || partialSegment != 0 || partialPrefetch {
+					partial = &agentsync.Partial{BootstrapLength: int64(partialLength), BootstrapQuery: partialQuery, SegmentSize: partialSegment, Prefetch: partialPrefetch}
+					if err := partial.Check(); err != nil {
+						return userError{msg: err.Error(), hint: "agentfs init " + id + " --sync-remote-url " + syncURL + " --sync-partial-bootstrap-length BYTES (or --sync-partial-bootstrap-query SQL)"}
 					}
 				}
 				if base != "" {
@@ -109,7 +111,7 @@ database is mounted on a temporary directory (the working directory of
 					return err
 				}
 				opts.Durability = d
-				if err := agentsync.Bootstrap(cmd.Context(), target, syncURL, agentsync.Options{Token: token}, opts); err != nil {
+				if err := agentsync.Bootstrap(cmd.Context(), target, syncURL, agentsync.Options{Token: token, Partial: partial}, opts); err != nil {
 					return syncError(id, err)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "Synced with %s (push sends local changes: agentfs sync %s push)\n", syncURL, id)
@@ -145,10 +147,10 @@ database is mounted on a temporary directory (the working directory of
 	c.Flags().IntVar(&pageSize, "page-size", 0, "SQLite page size of the new file (default 4096; 8192 stores small files more compactly, writes slower)")
 	c.Flags().StringVar(&syncURL, "sync-remote-url", "", "bootstrap from and sync with this remote (http://HOST:PORT/ID of agentfs serve sync, or a server of Turso's sync protocol); token from $TURSO_DB_AUTH_TOKEN")
 	c.Flags().StringVar(&syncTokenFile, "sync-token-file", "", "file holding the sync server's token (default: $TURSO_DB_AUTH_TOKEN)")
-	c.Flags().BoolVar(&partialPrefetch, "sync-partial-prefetch", false, "partial sync (Turso's AgentFS): not supported here, refused")
-	c.Flags().IntVar(&partialSegment, "sync-partial-segment-size", 0, "partial sync (Turso's AgentFS): not supported here, refused")
-	c.Flags().StringVar(&partialQuery, "sync-partial-bootstrap-query", "", "partial sync (Turso's AgentFS): not supported here, refused")
-	c.Flags().IntVar(&partialLength, "sync-partial-bootstrap-length", 0, "partial sync (Turso's AgentFS): not supported here, refused")
+	c.Flags().BoolVar(&partialPrefetch, "sync-partial-prefetch", false, "partial sync: with a fetched interior b-tree page, also fetch the pages it points to")
+	c.Flags().IntVar(&partialSegment, "sync-partial-segment-size", 0, "partial sync: fetch absent pages in aligned segments of this many bytes (default 131072)")
+	c.Flags().StringVar(&partialQuery, "sync-partial-bootstrap-query", "", "partial sync: bootstrap only the pages the server reads to run this SQL query; the rest are fetched when read")
+	c.Flags().IntVar(&partialLength, "sync-partial-bootstrap-length", 0, "partial sync: bootstrap only the first BYTES of the database; the rest is fetched when read")
 	return c
 }
 
@@ -191,7 +193,7 @@ func replaceDatabase(fresh, path string) error {
 
 // syncSuffixes name the files a synced agent keeps beside its database
 // (core/sync): its sync state, the remote copy and the sync lock.
-var syncSuffixes = []string{"-sync.json", "-sync-base", "-sync.lock"}
+var syncSuffixes = []string{"-sync.json", "-sync-base", "-sync.lock", "-sync-base-missing", "-sync-fetch.lock", "-sync-missing"}
 
 // removeDatabaseFiles removes a database file with its WAL and shared
 // memory files, if they exist.

@@ -116,17 +116,18 @@ func TestAttack_ID_CLI(t *testing.T) {
 // fs ls never prints a control character raw: a newline in a name would
 // forge an entry, an escape sequence would reach the terminal.
 func TestAttack_ID_CLILsQuotesNames(t *testing.T) {
+	ctx := t.Context()
 	newAgent(t)
 	a, err := core.Open(context.Background(), ".agentfs/t.db", core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"a\nf forged", "esc\x1b[31m", "it's", "plain name", "bad\xffutf8"} {
-		if err := a.FS.WriteFile("/"+n, []byte("x"), vfs.WriteOptions{}); err != nil {
+		if err := a.FS.WriteFile(ctx, "/"+n, []byte("x"), vfs.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := a.FS.Symlink("t\tgt", "/link\n"); err != nil {
+	if err := a.FS.Symlink(ctx, "t\tgt", "/link\n"); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()

@@ -35,12 +35,14 @@ func newPsCmd() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "ps",
-		Short: "List running agentfs run sessions and mounts",
-		Long: `List the running "agentfs run" sessions and the agentfs FUSE mounts: pid,
-session or database, directory (the overlaid directory of a run, the mount
-point of a mount), command and start time.
+		Short: "List running agentfs run sessions, mounts and shells",
+		Long: `List the running "agentfs run" sessions, the agentfs FUSE mounts and the
+"agentfs sh" shells: pid, session or database, directory (the overlaid
+directory of a run, the mount point of a mount, the working directory in
+the agent of a shell), command and start time. A shell's background jobs
+run inside its process ("jobs" lists them there); its pid stops them all.
 
-Runs and mount servers register in a small runtime registry
+Runs, mount servers and shells register in a small runtime registry
 ($AGENTFS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/agentfs, else /run/agentfs
 for root, else $TMPDIR/agentfs-UID); an entry counts only while its
 process is alive. Mounts whose server died ("Transport endpoint is not

@@ -13,6 +13,7 @@ import (
 	"github.com/agentfs-go/agentfs/core"
 	"github.com/agentfs-go/agentfs/core/httpguard"
 	"github.com/agentfs-go/agentfs/core/rpc"
+	"github.com/agentfs-go/agentfs/core/sandbox"
 )
 
 func init() { registerServe(newServeHTTPCmd) }
@@ -21,6 +22,7 @@ func newServeHTTPCmd() *cobra.Command {
 	var listen, data, tokenFile, maxLimits string
 	var maxBytes, querySteps, queryBytes, memLimit int64
 	var quiet bool
+	var maxProcs, maxShells int
 	c := &cobra.Command{
 		Use:   "http",
 		Short: "Serve many agents over HTTP (Connect, gRPC and gRPC-Web)",
@@ -61,6 +63,9 @@ The token never appears in logs.
 			if err != nil {
 				return usageError(cmd, "--max-limits: %v (or none, which lets callers run scripts without limits)", err)
 			}
+			if maxProcs <= 0 || maxShells <= 0 {
+				return usageError(cmd, "--max-processes and --max-shells must be positive")
+			}
 			if memLimit < 0 {
 				return usageError(cmd, "--memory-limit must be 0 (none) or a number of bytes, not %d", memLimit)
 			}
@@ -97,6 +102,7 @@ The token never appears in logs.
 			if err != nil {
 				return err
 			}
+			dir.ProcLimits = sandbox.ProcLimits{MaxProcs: maxProcs, MaxShells: maxShells}
 			defer dir.Close()
 			var access *log.Logger
 			if !quiet {
@@ -124,6 +130,8 @@ The token never appears in logs.
 	c.Flags().Int64Var(&querySteps, "query-max-steps", core.DefaultQuerySteps, "AgentService.Query: stop a statement after this many steps of SQLite's virtual machine")
 	c.Flags().Int64Var(&queryBytes, "query-max-bytes", core.DefaultQueryMaxBytes, "AgentService.Query: largest result (text and blob bytes, plus 8 per value)")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no access log")
+	c.Flags().IntVar(&maxProcs, "max-processes", sandbox.DefaultProcLimits.MaxProcs, "ProcessService: processes one agent may hold at once (running or not yet read to the end); past it StartProcess fails with EAGAIN")
+	c.Flags().IntVar(&maxShells, "max-shells", sandbox.DefaultProcLimits.MaxShells, "ProcessService: persistent shells one agent may hold open")
 	c.Flags().StringVar(&maxLimits, "max-limits", "normal", "the most a caller may ask of Exec: hardened, normal, or none (callers may then run scripts without limits); above it Exec is refused with PERMISSION_DENIED")
 	c.Flags().Int64Var(&memLimit, "memory-limit", 4<<30, "memory limit of the server process in bytes (Go's soft limit; running scripts are stopped at 90% of it); 0: none")
 	return c

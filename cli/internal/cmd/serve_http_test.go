@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -102,4 +103,33 @@ func TestServeHTTPNeedsTokenOffLoopback(t *testing.T) {
 	if !strings.Contains(stderr.String(), "warning") || !strings.Contains(stderr.String(), "not a loopback address") {
 		t.Errorf("no warning off loopback:\n%s", stderr.String())
 	}
+}
+
+// TestServeHTTPProcessCaps: --max-processes and --max-shells bound each
+// agent's process table; past them StartProcess and OpenShell fail with
+// RESOURCE_EXHAUSTED (EAGAIN: the table is full), and bad values are usage errors.
+func TestServeHTTPProcessCaps(t *testing.T) {
+	t.Chdir(t.TempDir())
+	url, _, stop := serveAPI(t, "--listen", "127.0.0.1:0", "--data", "agents", "--quiet", "--max-processes", "2", "--max-shells", "1")
+	defer stop()
+	if code, out := post(t, url, "AgentService/CreateAgent", "", "", `{"id":"a1"}`); code != 200 {
+		t.Fatalf("CreateAgent: %d %v", code, out)
+	}
+	for i := 0; i < 2; i++ {
+		if code, out := post(t, url, "ProcessService/StartProcess", "", "a1", `{"exec":{"script":"sleep 600"}}`); code != 200 {
+			t.Fatalf("StartProcess %d: %d %v", i+1, code, out)
+		}
+	}
+	code, out := post(t, url, "ProcessService/StartProcess", "", "a1", `{"exec":{"script":"sleep 600"}}`)
+	if code != http.StatusTooManyRequests || out["code"] != "resource_exhausted" || !strings.Contains(fmt.Sprint(out["message"]), "2 processes already") {
+		t.Errorf("a third process with --max-processes 2: %d %v", code, out)
+	}
+	if code, out := post(t, url, "ProcessService/OpenShell", "", "a1", `{}`); code != 200 {
+		t.Fatalf("OpenShell: %d %v", code, out)
+	}
+	code, out = post(t, url, "ProcessService/OpenShell", "", "a1", `{}`)
+	if code != http.StatusTooManyRequests || out["code"] != "resource_exhausted" || !strings.Contains(fmt.Sprint(out["message"]), "1 shells already") {
+		t.Errorf("a second shell with --max-shells 1: %d %v", code, out)
+	}
+	wantFail(t, 2, []string{"serve", "http", "--max-processes", "0"}, "--max-processes and --max-shells must be positive")
 }

@@ -30,6 +30,7 @@ func newServeMCPCmd() *cobra.Command {
 	var env []string
 	var allowNet []string
 	var allowPrivate bool
+	var pf policyFlags
 	c := &cobra.Command{
 		Use:   "mcp ID_OR_PATH",
 		Short: "Serve an agent as a Model Context Protocol server (stdio or streamable HTTP)",
@@ -57,6 +58,10 @@ reach it by DNS rebinding). Browsers' cross-origin requests are refused.
   agentfs serve mcp my-agent --http 127.0.0.1:8808
   agentfs serve mcp my-agent --tools read_file,readdir,stat --read-only
   agentfs serve mcp my-agent --profile hardened --env LANG=C.UTF-8
+  agentfs serve mcp my-agent --default-deny --read /src --write /out --allow grep --allow cat
+
+exec's policy takes the flags of agentfs sh: --read, --write, --allow,
+--deny, --default-deny, --allow-net, --env (see agentfs sh --help).
 
 An MCP client configuration (Claude Desktop and others):
 
@@ -88,6 +93,9 @@ An MCP client configuration (Claude Desktop and others):
 			if opts.Sandbox.Policy.Net, err = netRules(allowNet, allowPrivate); err != nil {
 				return usageError(cmd, "%v", err)
 			}
+			if err := pf.apply(cmd, &opts.Sandbox.Policy); err != nil {
+				return err
+			}
 			if opts.HTTPToken, err = serveToken(cmd, tokenFile); err != nil {
 				return err
 			}
@@ -115,6 +123,7 @@ An MCP client configuration (Claude Desktop and others):
 	c.Flags().StringVar(&profile, "profile", "normal", "limits of the scripts run by exec: normal or hardened")
 	c.Flags().StringArrayVar(&env, "env", nil, "environment variable NAME=VALUE of the scripts run by exec (repeatable; nothing comes from the host)")
 	addNetFlags(c, &allowNet, &allowPrivate)
+	addPolicyFlags(c, &pf)
 	c.RegisterFlagCompletionFunc("profile", cobra.FixedCompletions([]cobra.Completion{"normal", "hardened"}, cobra.ShellCompDirectiveNoFileComp))
 	c.RegisterFlagCompletionFunc("tools", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		done, _ := cutLast(toComplete, ",")

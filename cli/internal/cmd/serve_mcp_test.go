@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -43,6 +44,8 @@ func TestServeMCPUsage(t *testing.T) {
 	wantFail(t, 2, []string{"serve", "mcp", "t", "--profile", "lax"}, "--profile must be normal or hardened")
 	wantFail(t, 2, []string{"serve", "mcp", "t", "--env", "NOVALUE"}, "--env wants NAME=VALUE")
 	wantFail(t, 1, []string{"serve", "mcp", "missing-agent"}, "no agent database")
+	wantFail(t, 2, []string{"serve", "mcp", "t", "--read", "src"}, `--read "src": not an absolute path`)
+	wantFail(t, 2, []string{"serve", "mcp", "t", "--deny", "a b"}, `--deny "a b"`)
 }
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -153,6 +156,37 @@ func TestServeMCPStdio(t *testing.T) {
 	if got, want := mcpCalls(t, "t"), []string{"mcp:write_file:success", "mcp:read_file:success", "mcp:exec:success"}; !slices.Equal(got, want) {
 		t.Errorf("timeline %v, want %v", got, want)
 	}
+}
+
+// The exec tool runs under the policy of the flags: default deny with
+// the listed paths and utilities only.
+func TestServeMCPPolicy(t *testing.T) {
+	newAgent(t)
+	mustRun(t, "fs", "t", "write", "/x.txt", "hello")
+	mustRun(t, "sh", "t", "-c", "mkdir /out")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	_, wait := startCLI(t, inR, outW, &stderr, "serve", "mcp", "t", "--default-deny", "--read", "/x.txt", "--write", "/out", "--allow", "cat")
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := callOK(t, cs, "exec", map[string]any{"command": "cat /x.txt > /out/y && cat /out/y"}); out["stdout"] != "hello" || out["exit_code"] != 0.0 {
+		t.Errorf("allowed: %v", out)
+	}
+	for cmd, want := range map[string]string{"echo x > /x.txt": "Permission denied", "ls /": "not allowed"} {
+		if out := callOK(t, cs, "exec", map[string]any{"command": cmd}); out["exit_code"] == 0.0 || !strings.Contains(fmt.Sprint(out["stderr"]), want) {
+			t.Errorf("%s: %v, want %q", cmd, out, want)
+		}
+	}
+	cs.Close()
+	inW.Close()
+	if err := wait(); err != nil {
+		t.Fatalf("serve mcp: %v; stderr:\n%s", err, stderr.String())
+	}
+	outW.Close()
 }
 
 var listenLine = regexp.MustCompile(`at (http://\S+/mcp) `)

@@ -19,6 +19,7 @@ func newServeSyncCmd() *cobra.Command {
 	var listen, data, tokenFile string
 	var maxBytes int64
 	var quiet bool
+	var historyMB int64
 	c := &cobra.Command{
 		Use:   "sync --data DIR",
 		Short: "Serve agent databases over Turso's sync protocol (self-hosted sync remote)",
@@ -69,6 +70,10 @@ Clients pass it as TURSO_DB_AUTH_TOKEN. The token never appears in logs.
 			}
 			defer srv.Close()
 			srv.MaxRequestBytes = maxBytes
+			if historyMB <= 0 {
+				return usageError(cmd, "--history-mb must be at least 1 (the page history partial clients read at their revision)")
+			}
+			srv.HistoryBytes = historyMB << 20
 			if !quiet {
 				srv.Log = log.New(w, "agentfs: ", log.LstdFlags)
 			}
@@ -85,5 +90,6 @@ Clients pass it as TURSO_DB_AUTH_TOKEN. The token never appears in logs.
 	c.Flags().StringVar(&tokenFile, "token-file", "", "file holding the bearer token (default: $AGENTFS_TOKEN)")
 	c.Flags().Int64Var(&maxBytes, "max-request-bytes", 256<<20, "largest request body accepted")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no access log")
+	c.Flags().Int64Var(&historyMB, "history-mb", agentsync.DefaultHistoryBytes>>20, "page history kept per database (MiB) for partial clients reading at an older revision; older revisions are dropped first")
 	return c
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentfs-go/agentfs/cli/internal/registry"
 	"github.com/agentfs-go/agentfs/core"
 	"github.com/agentfs-go/agentfs/core/sandbox"
 )
@@ -21,7 +22,8 @@ func init() { register(newShCmd) }
 func newShCmd() *cobra.Command {
 	var script, profile, cwd string
 	var envs, allowNet []string
-	var interactive, allowPrivate bool
+	var interactive, allowPrivate, print bool
+	var pf policyFlags
 	c := &cobra.Command{
 		Use:   "sh ID_OR_PATH [-c SCRIPT]",
 		Short: "Run a shell inside the engine, over the agent's files (no host process, no host file)",
@@ -39,6 +41,14 @@ Network: none by default. --allow-net PREFIX lets curl reach URLs under
 PREFIX (repeatable; METHOD[,METHOD]:PREFIX limits the methods). Loopback,
 private and link-local addresses stay blocked unless --allow-private.
 
+Files and commands: every path and utility by default. --read and
+--write allow path prefixes only (--read alone makes the agent read-only),
+--allow lists the utilities that may run and --deny those that may not.
+--default-deny makes these allow-lists even when absent: nothing is
+readable, writable or runnable (but the shell's builtins) unless listed.
+--print-policy prints the effective policy as JSON, every default filled
+in, and runs nothing: the same form as the SDKs' policy().
+
 Limits (--profile): normal, or hardened for untrusted scripts. A script
 stopped by a limit exits with 124 and says which limit. Every run is
 recorded as an "exec" tool call: see agentfs timeline ID.`,
@@ -46,7 +56,9 @@ recorded as an "exec" tool call: see agentfs timeline ID.`,
   agentfs sh my-agent --profile hardened --env TOKEN=x -c 'env'
   agentfs sh my-agent --cwd /src
   agentfs sh my-agent --allow-net https://api.github.com/ -c 'curl -s https://api.github.com/zen'
-  agentfs sh my-agent --allow-net GET:https://example.com/ -c 'curl -sI https://example.com/'`,
+  agentfs sh my-agent --allow-net GET:https://example.com/ -c 'curl -sI https://example.com/'
+  agentfs sh my-agent --default-deny --read /src --write /out --allow grep --allow cat -c 'grep -rn panic /src > /out/panics'
+  agentfs sh my-agent --default-deny --read /src --print-policy`,
 		Args:              usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: completeAgentFirst,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -66,14 +78,31 @@ recorded as an "exec" tool call: see agentfs timeline ID.`,
 			if err != nil {
 				return usageError(cmd, "%v", err)
 			}
+			opts := sandbox.Options{Policy: sandbox.Policy{Env: env, Net: rules}, Limits: limits}
+			if err := pf.apply(cmd, &opts.Policy); err != nil {
+				return err
+			}
+			if print {
+				// Auditing needs no agent: the policy is the flags'.
+				return printPolicy(cmd, opts, profile)
+			}
 			return withAgent(cmd, args[0], core.Options{}, func(a *core.Agent) error {
-				sb, err := sandbox.New(a, sandbox.Options{Policy: sandbox.Policy{Env: env, Net: rules}, Limits: limits})
+				sb, err := sandbox.New(a, opts)
 				if err != nil {
 					return err
 				}
 				sess, err := sb.NewSession(agentPath(cwd))
 				if err != nil {
 					return userError{msg: err.Error(), hint: fmt.Sprintf("agentfs fs %s ls / (then pick an existing directory for --cwd)", args[0])}
+				}
+				// Listed by "agentfs ps": the shell and its background
+				// jobs run inside this process, so its pid stops them all.
+				command := []string{"sh"}
+				if cmd.Flags().Changed("command") {
+					command = append(command, "-c", script)
+				}
+				if remove, err := registry.Add(registry.Entry{Kind: registry.KindShell, DB: a.Path(), Dir: agentPath(cwd), Command: command}); err == nil {
+					defer remove()
 				}
 				out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 				if cmd.Flags().Changed("command") {
@@ -98,7 +127,9 @@ recorded as an "exec" tool call: see agentfs timeline ID.`,
 	c.Flags().StringArrayVar(&envs, "env", nil, "set a variable of the shell (repeatable); nothing comes from the host environment")
 	c.Flags().StringVar(&cwd, "cwd", "/", "working directory in the agent filesystem")
 	c.Flags().BoolVarP(&interactive, "interactive", "i", false, "read commands line by line even when stdin is not a terminal")
+	c.Flags().BoolVar(&print, "print-policy", false, "print the effective policy (JSON, defaults filled in) and run nothing")
 	addNetFlags(c, &allowNet, &allowPrivate)
+	addPolicyFlags(c, &pf)
 	return c
 }
 

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -154,5 +155,88 @@ func TestSh_TerminalLineEditingAndHistory(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q: %q", want, got)
 		}
+	}
+}
+
+func TestSh_Policy(t *testing.T) {
+	newAgent(t)
+	mustRun(t, "sh", "t", "-c", "mkdir -p /src /out /priv && echo 'TODO x' > /src/a && echo s > /priv/s")
+	// Default deny: only the listed paths and utilities.
+	r := run(t, "", "sh", "t", "--default-deny", "--read", "/src", "--write", "/out", "--allow", "grep",
+		"-c", "grep -h TODO /src/a > /out/todo && echo wrote")
+	if r.code != 0 || r.out != "wrote\n" {
+		t.Errorf("allowed: %+v", r)
+	}
+	for script, want := range map[string]string{
+		"grep s /priv/s":               "Permission denied",
+		"echo x > /src/b":              "Permission denied",
+		"ls /src":                      "ls: command not allowed by the sandbox policy",
+		"curl -sS http://127.0.0.1:9/": "curl: command not allowed",
+	} {
+		r := run(t, "", "sh", "t", "--default-deny", "--read", "/src", "--write", "/out", "--allow", "grep", "-c", script)
+		if r.code == 0 || !strings.Contains(r.err, want) {
+			t.Errorf("%s: %+v, want stderr with %q", script, r, want)
+		}
+	}
+	// --read alone is read-only; --deny wins over everything.
+	r = run(t, "", "sh", "t", "--read", "/", "-c", "cat /priv/s; echo y > /out/y")
+	if r.out != "s\n" || !strings.Contains(r.err, "Permission denied") {
+		t.Errorf("--read alone: %+v", r)
+	}
+	r = run(t, "", "sh", "t", "--deny", "cat", "-c", "cat /priv/s")
+	if r.code != 126 {
+		t.Errorf("--deny: %+v", r)
+	}
+	// The effective policy, without running anything.
+	out := mustRun(t, "sh", "t", "--default-deny", "--read", "/src/", "--allow-net", "GET:https://api.example.com/", "--print-policy")
+	for _, want := range []string{`"default_deny": true`, `"readable": [`, `"/src"`, `"restrict_commands": true`, `"prefix": "https://api.example.com/"`, `"limits_profile": "normal"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--print-policy lacks %s:\n%s", want, out)
+		}
+	}
+	// Hostile rules: a usage error naming the flag, nothing runs.
+	for _, bad := range [][]string{{"--read", "src"}, {"--write", "/out/../priv"}, {"--read", "/src/*"}, {"--deny", "a/b"}} {
+		wantFail(t, 2, append([]string{"sh", "t"}, append(bad, "-c", "echo ran > /out/ran")...), bad[0])
+	}
+	r = run(t, "", "sh", "t", "-c", "test -e /out/ran && echo ran || echo not-run")
+	if r.out != "not-run\n" {
+		t.Errorf("a refused policy ran the script: %+v", r)
+	}
+}
+
+// TestSh_InPs: a running "agentfs sh" is listed by "agentfs ps" (kind sh,
+// its pid, database and script) until it ends; killing that pid stops it
+// with its background jobs.
+func TestSh_InPs(t *testing.T) {
+	newAgent(t)
+	t.Setenv("AGENTFS_RUNTIME_DIR", t.TempDir())
+	c, done := startKillable(t, nil, "sh", "t", "-c", "sleep 600 & wait")
+	listed := func() *psRow {
+		var rows []psRow
+		if err := json.Unmarshal([]byte(mustRun(t, "ps", "--json")), &rows); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rows {
+			if r.Kind == "sh" && r.PID == c.Process.Pid {
+				return &rows[i]
+			}
+		}
+		return nil
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	row := listed()
+	for ; row == nil; row = listed() {
+		if time.Now().After(deadline) {
+			t.Fatal("agentfs ps never listed the running shell")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.HasSuffix(row.DB, "t.db") || row.Dir != "/" || strings.Join(row.Command, " ") != "sh -c sleep 600 & wait" {
+		t.Errorf("the shell's row: %+v", *row)
+	}
+	c.Process.Kill()
+	<-done
+	if row := listed(); row != nil {
+		t.Errorf("a killed shell is still listed: %+v", *row)
 	}
 }

@@ -58,7 +58,9 @@ func TestSyncErrors(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(".agentfs", "w.db")); err == nil {
 		t.Error("a refused bootstrap left a database")
 	}
-	wantFail(t, 1, []string{"init", "w", "--sync-remote-url", url + "/w", "--sync-partial-prefetch"}, "ENOTSUP")
+	wantFail(t, 1, []string{"init", "w", "--sync-remote-url", url + "/w", "--sync-partial-prefetch"}, "needs a bootstrap", "--sync-partial-bootstrap-length")
+	wantFail(t, 1, []string{"init", "w", "--sync-remote-url", url + "/w", "--sync-partial-bootstrap-length", "4096", "--sync-partial-bootstrap-query", "SELECT 1"}, "exclude each other", "EINVAL")
+	wantFail(t, 2, []string{"serve", "sync", "--data", "d", "--history-mb", "0"}, "--history-mb")
 	mustRun(t, "init", "plain")
 	wantFail(t, 1, []string{"sync", "plain", "pull"}, "not set up for sync", "--sync-remote-url")
 	wantFail(t, 2, []string{"sync", "plain", "merge"}, "unknown sync operation")

@@ -29,7 +29,7 @@ when the last user is gone.`,
 			case errors.Is(err, mount.ErrNotMounted):
 				return userError{msg: fmt.Sprintf("%s is not an agentfs mount", args[0]), hint: "list mounts with: agentfs mount"}
 			case errors.Is(err, syscall.EBUSY):
-				return userError{msg: fmt.Sprintf("%s is in use", args[0]), hint: fmt.Sprintf("close what uses it (fuser -vm %s), or agentfs umount --lazy %s", args[0], args[0])}
+				return userError{msg: fmt.Sprintf("%s is in use (EBUSY)", args[0]), hint: fmt.Sprintf("close what uses it (fuser -vm %s), or agentfs umount --lazy %s", args[0], args[0])}
 			}
 			return err
 		},

@@ -1,5 +1,5 @@
 // Package registry is the small runtime registry of running agentfs
-// processes (run sessions and mount servers) that "agentfs ps" lists and
+// processes (run sessions, mount servers and in-process shells) that "agentfs ps" lists and
 // "agentfs prune" cleans.
 //
 // Each process writes one JSON file, named after its kind and pid, into
@@ -25,6 +25,7 @@ import (
 const (
 	KindRun   = "run"   // agentfs run: Dir is the directory the session overlays
 	KindMount = "mount" // a FUSE server: Dir is the mount point
+	KindShell = "sh"    // agentfs sh: Dir is its working directory in the agent; its jobs run inside it
 )
 
 // Entry is one registered process.

@@ -317,7 +317,7 @@ func coldCLI(bin, dbPath string) (coldResult, error) {
 	if a, err = core.Open(ctx, dbPath, core.Options{}); err != nil {
 		return coldResult{}, err
 	}
-	b, err := a.FS.ReadFile("/hello.txt")
+	b, err := a.FS.ReadFile(ctx, "/hello.txt")
 	a.Close()
 	if err != nil || string(b) != "hello" {
 		return coldResult{}, fmt.Errorf("verification failed: cold CLI write: %q, %v", b, err)
@@ -368,7 +368,7 @@ func coldChild(dbPath string) {
 	if err != nil {
 		fatalf("%v", err)
 	}
-	if err := a.FS.WriteFile("/hello.txt", []byte("hello"), vfs.WriteOptions{CreateParents: true}); err != nil {
+	if err := a.FS.WriteFile(ctx, "/hello.txt", []byte("hello"), vfs.WriteOptions{CreateParents: true}); err != nil {
 		fatalf("%v", err)
 	}
 	fmt.Printf("{\"inproc_ms\":%f}\n", ms(time.Since(procStart)))
@@ -386,37 +386,37 @@ func smallFiles(a *core.Agent, n int, dbPath, tag string) {
 		data[i] = randomBytes(small)
 	}
 	dirs := min(nDirs, n)
-	timed(tag+"mkdir", seq(dirs), func(i, _ int) error { return a.FS.Mkdir(fmt.Sprintf("/d%d", i), 0o755) }, 0)
+	timed(tag+"mkdir", seq(dirs), func(i, _ int) error { return a.FS.Mkdir(ctx, fmt.Sprintf("/d%d", i), 0o755) }, 0)
 	timed(tag+"a.writeFile 1KiB", seq(n), func(i, _ int) error {
-		return a.FS.WriteFile(fpath(i), data[i], vfs.WriteOptions{CreateParents: true})
+		return a.FS.WriteFile(ctx, fpath(i), data[i], vfs.WriteOptions{CreateParents: true})
 	}, small)
 	if tag == "" {
 		sizes("after a (10k x 1KiB)", dbPath)
 		rss("a")
 	}
 	timed(tag+"b.readFile 1KiB random", shuffled(n, 1), func(i, _ int) error {
-		b, err := a.FS.ReadFile(fpath(i))
+		b, err := a.FS.ReadFile(ctx, fpath(i))
 		if err != nil {
 			return err
 		}
 		return check(bytes.Equal(b, data[i]), fpath(i))
 	}, small)
 	timed(tag+"c.stat random", shuffled(n, 2), func(i, _ int) error {
-		s, err := a.FS.Stat(fpath(i))
+		s, err := a.FS.Stat(ctx, fpath(i))
 		if err != nil {
 			return err
 		}
 		return check(s.Size == small && s.IsRegular(), "stat")
 	}, 0)
 	timed(tag+"c.readdir (100 entries)", seq(dirs), func(i, _ int) error {
-		l, err := a.FS.Readdir(fmt.Sprintf("/d%d", i))
+		l, err := a.FS.Readdir(ctx, fmt.Sprintf("/d%d", i))
 		if err != nil {
 			return err
 		}
 		return check(len(l) == (n-i+dirs-1)/dirs, "readdir")
 	}, 0)
 	timed(tag+"c.readdirPlus (100 entries)", seq(dirs), func(i, _ int) error {
-		l, err := a.FS.ReaddirPlus(fmt.Sprintf("/d%d", i))
+		l, err := a.FS.ReaddirPlus(ctx, fmt.Sprintf("/d%d", i))
 		if err != nil {
 			return err
 		}
@@ -432,20 +432,20 @@ func smallFiles(a *core.Agent, n int, dbPath, tag string) {
 func bigFile(a *core.Agent, size int, np int, dbPath, tag string) {
 	data := randomBytes(size)
 	timed(tag+"d.writeFile "+jsNum(float64(size)/mib)+"MiB", []int{0}, func(int, int) error {
-		return a.FS.WriteFile("/big.bin", data, vfs.WriteOptions{CreateParents: true})
+		return a.FS.WriteFile(ctx, "/big.bin", data, vfs.WriteOptions{CreateParents: true})
 	}, size)
 	if tag == "" {
 		sizes("after d (64MiB write)", dbPath)
 		rss("d_write")
 	}
 	timed(tag+"d.readFile "+jsNum(float64(size)/mib)+"MiB", []int{0}, func(int, int) error {
-		b, err := a.FS.ReadFile("/big.bin")
+		b, err := a.FS.ReadFile(ctx, "/big.bin")
 		if err != nil {
 			return err
 		}
 		return check(bytes.Equal(b, data), "big read")
 	}, size)
-	fh, err := a.FS.Open("/big.bin", os.O_RDONLY, 0)
+	fh, err := a.FS.Open(ctx, "/big.bin", os.O_RDONLY, 0)
 	if err != nil {
 		fatalf("open /big.bin: %v", err)
 	}

@@ -338,7 +338,7 @@ func benchTree(out *bytes.Buffer, work string) bool {
 			nbytes += int64(len(data))
 			name := fmt.Sprintf("f%03d.txt", f)
 			check(os.WriteFile(filepath.Join(native, dir, name), data, 0o644))
-			check(a.FS.WriteFile("/tree/"+dir+"/"+name, data, vfs.WriteOptions{CreateParents: true}))
+			check(a.FS.WriteFile(ctx, "/tree/"+dir+"/"+name, data, vfs.WriteOptions{CreateParents: true}))
 		}
 	}
 	nfiles := *flagDirs * *flagFiles

@@ -26,17 +26,23 @@ func Sniff(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return SniffReader(f), nil
+}
+
+// SniffReader is Sniff of the database file r (the WebAssembly build's
+// databases are in memory or in host files, not at a path).
+func SniffReader(r io.ReaderAt) string {
 	var h [tursoHeader]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil {
-		return "", nil
+	if n, _ := r.ReadAt(h[:], 0); n < tursoHeader {
+		return ""
 	}
 	if !bytes.HasPrefix(h[:], tursoMagic) || h[5] != 0 {
-		return "", nil
+		return ""
 	}
 	if c := byID(h[6]); c != nil {
-		return c.Name, nil
+		return c.Name
 	}
-	return fmt.Sprintf("unknown cipher id %d", h[6]), nil
+	return fmt.Sprintf("unknown cipher id %d", h[6])
 }
 
 // Check verifies, reading only, that the database file at path opens with
@@ -51,12 +57,17 @@ func (k *Codec) Check(path string) error {
 		return err
 	}
 	defer f.Close()
+	return k.CheckReader(f)
+}
+
+// CheckReader is Check of the database file r.
+func (k *Codec) CheckReader(r io.ReaderAt) error {
 	var h [headerSize]byte
-	n, err := io.ReadFull(f, h[:])
+	n, _ := r.ReadAt(h[:], 0)
 	if n == 0 {
 		return nil
 	}
-	if err != nil {
+	if n < headerSize {
 		return ErrWrongKey
 	}
 	if bytes.HasPrefix(h[:], sqliteMagic) {
@@ -82,7 +93,7 @@ func (k *Codec) Check(path string) error {
 		return fmt.Errorf("the database reserves %d bytes per page, not the %d of %s: check --cipher", h[20], k.c.Meta(), k.c.Name)
 	}
 	page := make([]byte, ps)
-	if _, err := f.ReadAt(page, 0); err != nil {
+	if n, _ := r.ReadAt(page, 0); n < ps {
 		return ErrWrongKey
 	}
 	if err := k.decrypt(page, 1); err != nil {

@@ -1,8 +1,10 @@
 // Package crypt encrypts a database at rest in the page format of Turso's
 // database engine (the one Turso's AgentFS uses for --key/--cipher), so a
 // file encrypted by either opens in the other with the same key and
-// cipher. It is an ncruces/go-sqlite3 VFS that wraps the operating
-// system's: SQLite above it sees plain pages.
+// cipher. It is the codec (page.go, format.go) and an ncruces/go-sqlite3
+// VFS that wraps the operating system's (vfs.go); the cgo driver's VFS
+// (internal/sqlite/cryptvfs.c) calls the same codec. SQLite above either
+// sees plain pages.
 //
 // The format (facts read from Turso's core/storage/encryption.rs):
 //   - Every page keeps its last nonce+tag bytes free (SQLite's "reserved

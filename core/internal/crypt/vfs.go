@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"sync"
 
@@ -26,6 +27,18 @@ func Register(codec *Codec) (name string, unregister func()) {
 // decrypt one (open encrypted, VACUUM INTO plain).
 func RegisterConvert(codec *Codec, plain string) (name string, unregister func()) {
 	return register(&cryptVFS{VFS: vfs.Find(""), codec: codec, plain: plain})
+}
+
+// RegisterOver is Register over the VFS called base instead of the
+// operating system's: the WebAssembly build's databases in memory
+// ("memdb") or in a host's files.
+func RegisterOver(base string, codec *Codec) (name string, unregister func(), err error) {
+	b := vfs.Find(base)
+	if b == nil {
+		return "", nil, fmt.Errorf("crypt: no SQLite VFS %q", base)
+	}
+	name, unregister = register(&cryptVFS{VFS: b, codec: codec})
+	return name, unregister, nil
 }
 
 func register(v *cryptVFS) (string, func()) {
@@ -54,7 +67,7 @@ func (v *cryptVFS) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.Fil
 		return f, flags, err
 	}
 	if v.plain != "" && name != nil && name.String() != "" {
-		if n := name.String(); n == v.plain || n == v.plain+"-wal" {
+		if n := name.String(); n == v.plain || n == v.plain+"-wal" || n == v.plain+"-journal" {
 			return f, flags, nil
 		}
 	}
@@ -62,13 +75,19 @@ func (v *cryptVFS) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.Fil
 	case flags&vfs.OPEN_MAIN_DB != 0 && v.sealed != nil && name != nil && v.sealed(name.String()):
 		return &sealedFile{File: f, codec: v.codec, ps: v.sealedPage}, flags, nil
 	case flags&vfs.OPEN_MAIN_DB != 0:
-		return &dbFile{File: f, codec: v.codec}, flags, nil
+		// As SQLite (ncruces' VFS glue) decides whether a file has WAL's
+		// shared memory.
+		sm, ok := f.(vfs.FileSharedMemory)
+		wal := ok && sm.SharedMemory() != nil
+		return &dbFile{File: f, codec: v.codec, noWAL: !wal}, flags, nil
 	case flags&vfs.OPEN_WAL != 0:
 		return &walFile{File: f, codec: v.codec}, flags, nil
+	case flags&vfs.OPEN_MAIN_JOURNAL != 0 && flags&vfs.OPEN_MEMORY == 0:
+		return &journalFile{File: f, codec: v.codec}, flags, nil
 	}
-	// Journals and temporary files hold page images in the clear: the
-	// store keeps temporary data in memory (temp_store=MEMORY) and the
-	// database in WAL mode, which writes no rollback journal.
+	// Temporary files hold page images in the clear: the store keeps
+	// temporary data in memory (temp_store=MEMORY), and a VFS that
+	// answers OPEN_MEMORY keeps its journals there too.
 	return f, flags, nil
 }
 
@@ -76,53 +95,59 @@ func (v *cryptVFS) OpenFilename(name *vfs.Filename, flags vfs.OpenFlag) (vfs.Fil
 type dbFile struct {
 	vfs.File
 	codec *Codec
+	// noWAL: the file below has no shared memory (the WebAssembly build's
+	// memory and host files), so SQLite must not see a WAL-mode database
+	// (header bytes 18 and 19 at 2), which it would refuse to open there.
+	// Such a header, as native builds leave it, reads as rollback mode
+	// (as memdb.Create does for plain files); it stays as stored, since it
+	// is page 1's associated data, until SQLite writes page 1.
+	noWAL bool
 }
 
-// isPage reports whether a read or write of n bytes at off is one whole
-// page (SQLite reads and writes the database file a page at a time; its
-// only smaller accesses are to the 100-byte header).
+// rollbackMode shows the header bytes of page 1 in p, read at off, in
+// rollback-journal mode (see noWAL).
+func rollbackMode(p []byte, off int64) {
+	for i := int64(18); i < 20; i++ {
+		if j := i - off; j >= 0 && j < int64(len(p)) && p[j] == 2 {
+			p[j] = 1
+		}
+	}
+}
+
+// isPage: see IsPage.
 func isPage(n int, off int64) bool {
 	return n >= 512 && n <= 65536 && n&(n-1) == 0 && off%int64(n) == 0
 }
 
 func (f *dbFile) ReadAt(p []byte, off int64) (int, error) {
 	n, err := f.File.ReadAt(p, off)
-	if n == 0 {
-		return n, err
-	}
-	switch {
-	case isPage(len(p), off) && n == len(p):
-		if derr := f.codec.decrypt(p, off/int64(len(p))+1); derr != nil {
-			return 0, sqlite3.IOERR_READ
-		}
-	case off+int64(len(p)) <= headerSize:
-		// The clear part of the header; its first 16 bytes read as
-		// SQLite's magic once the codec recognizes them.
-		if off < tursoHeader {
-			var h [tursoHeader]byte
-			if _, err := f.File.ReadAt(h[:], 0); err != nil {
-				return 0, sqlite3.IOERR_READ
-			}
-			if string(h[:]) != string(f.codec.header()) {
-				return 0, sqlite3.NOTADB
-			}
-			copy(p, sqliteMagic[off:])
-		}
-	case n < len(p):
+	if n == 0 || n < len(p) && !IsHeader(len(p), off) {
 		return n, err // a short read at the end of the file
-	default:
-		return 0, sqlite3.IOERR_READ
+	}
+	if e := f.codec.ReadDB(p, off, 0, f.noWAL, func(b []byte, at int64) error {
+		_, err := f.File.ReadAt(b, at)
+		return err
+	}); e != nil {
+		return 0, ioErr(e)
 	}
 	return n, err
 }
 
-func (f *dbFile) WriteAt(p []byte, off int64) (int, error) {
-	if !isPage(len(p), off) {
-		return 0, sqlite3.IOERR_WRITE
+// ioErr is SQLite's code for an error of ReadDB, WriteDB or WriteWAL.
+func ioErr(err error) error {
+	switch err {
+	case ErrNotADB:
+		return sqlite3.NOTADB
+	case ErrIOWrite:
+		return sqlite3.IOERR_WRITE
 	}
+	return sqlite3.IOERR_READ
+}
+
+func (f *dbFile) WriteAt(p []byte, off int64) (int, error) {
 	buf := getBuf(len(p))
 	defer putBuf(buf)
-	if err := f.codec.encrypt(*buf, p, off/int64(len(p))+1); err != nil {
+	if err := f.codec.WriteDB(*buf, p, off); err != nil {
 		return 0, sqlite3.IOERR_WRITE
 	}
 	return f.File.WriteAt(*buf, off)
@@ -191,37 +216,10 @@ func (f *walFile) pageSize() int {
 	if f.size == 0 {
 		var h [walHeader]byte
 		if n, _ := f.File.ReadAt(h[:], 0); n == walHeader {
-			f.size = int(binary.BigEndian.Uint32(h[8:12]))
+			f.size = WALPageSize(h[:])
 		}
 	}
 	return f.size
-}
-
-// frames calls fn for each whole page inside [off, off+n): its offset in
-// p, the offset of its frame header in the file, and its page number if
-// that header is in p too (else 0).
-func (f *walFile) frames(p []byte, off int64, fn func(at int, hdr, pgno int64) error) error {
-	ps := f.pageSize()
-	if ps == 0 {
-		return nil
-	}
-	frame := int64(frameHeader + ps)
-	for k := max(0, (off-walHeader)/frame); ; k++ {
-		body := walHeader + k*frame + frameHeader
-		if body >= off+int64(len(p)) {
-			return nil
-		}
-		if body < off || body+int64(ps) > off+int64(len(p)) {
-			continue // not whole here: a header-only access
-		}
-		at, pgno := int(body-off), int64(0)
-		if at >= frameHeader {
-			pgno = int64(binary.BigEndian.Uint32(p[at-frameHeader:]))
-		}
-		if err := fn(at, body-frameHeader, pgno); err != nil {
-			return err
-		}
-	}
 }
 
 // pgnoAt reads the page number of the frame whose header is at hdr.
@@ -237,81 +235,43 @@ func (f *walFile) ReadAt(p []byte, off int64) (int, error) {
 	n, err := f.File.ReadAt(p, off)
 	if off == 0 && n >= walHeader {
 		f.mu.Lock()
-		f.size = int(binary.BigEndian.Uint32(p[8:12]))
+		f.size = WALPageSize(p)
 		f.mu.Unlock()
 	}
-	if derr := f.frames(p[:n], off, func(at int, hdr, pgno int64) error {
-		page := p[at : at+f.size]
-		if pgno != 0 {
-			return f.codec.decrypt(page, pgno)
-		}
-		// SQLite reads a frame's page without its header. Only page 1
-		// decrypts differently from the others, and a page 1 frame
-		// does not authenticate as another page: try "not page 1"
-		// first, and read the header only when that fails.
-		saved := getBuf(len(page))
-		defer putBuf(saved)
-		copy(*saved, page)
-		if f.codec.decrypt(page, 2) == nil {
-			return nil
-		}
-		copy(page, *saved)
-		pgno, err := f.pgnoAt(hdr)
-		if err != nil {
-			return err
-		}
-		return f.codec.decrypt(page, pgno)
-	}); derr != nil {
-		// A frame that does not decrypt reads as the end of the log, as
-		// a torn frame does: SQLite's checksum check stops there.
-		clear(p[:n])
-		return n, err
-	}
+	f.codec.ReadWAL(p[:n], off, f.pageSize())
 	return n, err
 }
 
 func (f *walFile) WriteAt(p []byte, off int64) (int, error) {
 	if off == 0 && len(p) >= walHeader {
 		f.mu.Lock()
-		f.size = int(binary.BigEndian.Uint32(p[8:12]))
+		f.size = WALPageSize(p)
 		f.mu.Unlock()
 	} else if off >= walHeader && f.pageSize() == 0 {
 		return 0, sqlite3.IOERR_WRITE // a frame before its log's header: never in the clear
 	}
-	if ps := f.pageSize(); len(p) == frameHeader && off >= walHeader && ps != 0 && (off-walHeader)%int64(frameHeader+ps) == 0 {
+	ps := f.pageSize()
+	if WALFrameHeader(len(p), off, ps) {
 		f.mu.Lock()
 		f.lastHdr, f.lastPgno = off, int64(binary.BigEndian.Uint32(p[:4]))
 		f.mu.Unlock()
 		return f.File.WriteAt(p, off)
 	}
-	var buf *[]byte
-	err := f.frames(p, off, func(at int, hdr, pgno int64) error {
-		if pgno == 0 {
-			f.mu.Lock()
-			if f.lastHdr == hdr && hdr != 0 {
-				pgno = f.lastPgno
-			}
-			f.mu.Unlock()
+	buf := getBuf(len(p))
+	defer putBuf(buf)
+	enc, err := f.codec.WriteWAL(*buf, p, off, ps, func(hdr int64) (int64, error) {
+		f.mu.Lock()
+		last, pgno := f.lastHdr, f.lastPgno
+		f.mu.Unlock()
+		if last == hdr && hdr != 0 {
+			return pgno, nil
 		}
-		if pgno == 0 {
-			var err error
-			if pgno, err = f.pgnoAt(hdr); err != nil {
-				return err
-			}
-		}
-		if buf == nil {
-			buf = getBuf(len(p))
-			copy(*buf, p)
-		}
-		return f.codec.encrypt((*buf)[at:at+f.size], p[at:at+f.size], pgno)
+		return f.pgnoAt(hdr)
 	})
-	if buf != nil {
-		defer putBuf(buf)
-	}
 	if err != nil {
 		return 0, sqlite3.IOERR_WRITE
 	}
-	if buf == nil {
+	if !enc {
 		return f.File.WriteAt(p, off)
 	}
 	return f.File.WriteAt(*buf, off)
@@ -328,3 +288,72 @@ func (f *walFile) ChunkSize(size int)       { vfsutil.WrapChunkSize(f.File, size
 func (f *walFile) LockState() vfs.LockLevel { return vfsutil.WrapLockState(f.File) }
 
 var _ io.ReaderAt = (*walFile)(nil)
+
+// journalFile is a rollback journal in a file (the WebAssembly build's
+// databases in a browser's OPFS commit with one; native databases are in
+// WAL mode): a header of one sector, which holds the page size at 24..28,
+// then records of a page number (4 bytes), the page as it was, and a
+// checksum (4 bytes). Its pages are encrypted as pages other than page 1
+// are (the reserved bytes are free on every page), so the old contents
+// of a changed page never reach the file in the clear. The checksum is
+// SQLite's over the plain page, which ReadAt gives back for a playback.
+type journalFile struct {
+	vfs.File
+	codec *Codec
+	mu    sync.Mutex
+	size  int // page size; 0 until known
+}
+
+// journalPgno: how journal pages are sealed (see journalFile).
+const journalPgno = 2
+
+func (f *journalFile) pageSize() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.size == 0 {
+		var h [28]byte
+		if n, _ := f.File.ReadAt(h[:], 0); n == len(h) {
+			f.size = JournalPageSize(h[:])
+		}
+	}
+	return f.size
+}
+
+func (f *journalFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.File.ReadAt(p, off)
+	if n == len(p) && IsJournalRecord(len(p), off, f.pageSize()) {
+		f.codec.ReadJournal(p)
+	}
+	return n, err
+}
+
+func (f *journalFile) WriteAt(p []byte, off int64) (int, error) {
+	if off == 0 && len(p) >= 28 {
+		f.mu.Lock()
+		f.size = JournalPageSize(p)
+		f.mu.Unlock()
+	}
+	if !IsJournalRecord(len(p), off, f.pageSize()) {
+		return f.File.WriteAt(p, off)
+	}
+	buf := getBuf(len(p))
+	defer putBuf(buf)
+	if err := f.codec.WriteJournal(*buf, p); err != nil {
+		return 0, sqlite3.IOERR_WRITE
+	}
+	return f.File.WriteAt(*buf, off)
+}
+
+func (f *journalFile) Truncate(size int64) error {
+	if size == 0 {
+		f.mu.Lock()
+		f.size = 0
+		f.mu.Unlock()
+	}
+	return f.File.Truncate(size)
+}
+
+func (f *journalFile) Unwrap() vfs.File         { return f.File }
+func (f *journalFile) SizeHint(s int64) error   { return vfsutil.WrapSizeHint(f.File, s) }
+func (f *journalFile) ChunkSize(size int)       { vfsutil.WrapChunkSize(f.File, size) }
+func (f *journalFile) LockState() vfs.LockLevel { return vfsutil.WrapLockState(f.File) }

@@ -33,24 +33,46 @@ func walSum(bigEndian bool, b []byte, s1, s2 uint32) (uint32, uint32) {
 // a missing, empty or SQLite-checksummed log is left alone.
 func CheckWAL(path string, k *Codec) error {
 	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) || err == nil && len(data) < walHeader {
+	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	end := k.AdoptWAL(data)
+	if end == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("adopt the write-ahead log of Turso's engine: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(data[:end], 0); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// AdoptWAL is CheckWAL of a log's bytes, rewritten in place: it answers
+// the length of the part it changed (0: none, the log is SQLite's own,
+// empty or invalid).
+func (k *Codec) AdoptWAL(data []byte) int {
+	if len(data) < walHeader {
+		return 0
+	}
 	magic := binary.BigEndian.Uint32(data[0:4])
 	if magic&^1 != 0x377f0682 {
-		return nil
+		return 0
 	}
 	be := magic&1 == 1
 	ps := int(binary.BigEndian.Uint32(data[8:12]))
 	if ps < 512 || ps > 65536 || ps&(ps-1) != 0 {
-		return nil
+		return 0
 	}
 	s1, s2 := walSum(be, data[:24], 0, 0)
 	if s1 != binary.BigEndian.Uint32(data[24:28]) || s2 != binary.BigEndian.Uint32(data[28:32]) {
-		return nil // an invalid header: SQLite ignores the log
+		return 0 // an invalid header: SQLite ignores the log
 	}
 	salt := data[16:24]
 	disk1, disk2 := s1, s2 // Turso's chain (stored pages)
@@ -76,7 +98,7 @@ func CheckWAL(path string, k *Codec) error {
 		switch {
 		case c1 == p1 && c2 == p2:
 			if converted == 0 {
-				return nil // SQLite's own log
+				return 0 // SQLite's own log
 			}
 		case c1 == d1 && c2 == d2:
 			binary.BigEndian.PutUint32(h[16:20], p1)
@@ -90,15 +112,14 @@ func CheckWAL(path string, k *Codec) error {
 		disk1, disk2, plain1, plain2 = d1, d2, p1, p2
 	}
 	if converted == 0 {
-		return nil
+		return 0
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("adopt the write-ahead log of Turso's engine: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.WriteAt(data[:end], 0); err != nil {
-		return err
-	}
-	return f.Sync()
+	return end
+}
+
+// Decrypt writes the plain page pgno of the stored page into dst (of the
+// same length), for code that reads a log or a file without SQLite.
+func (k *Codec) Decrypt(dst, page []byte, pgno int64) error {
+	copy(dst, page)
+	return k.decrypt(dst[:len(page)], pgno)
 }

@@ -53,6 +53,7 @@ int sqlite3_extended_errcode(sqlite3 *db);
 sqlite3_int64 sqlite3_last_insert_rowid(sqlite3 *db);
 int sqlite3_changes(sqlite3 *db);
 int sqlite3_stmt_readonly(sqlite3_stmt *s);
+int sqlite3_file_control(sqlite3 *db, const char *name, int op, void *arg);
 
 // Bindings whose destructor argument is one of SQLite's two special
 // values, which Go cannot spell. The memory is passed as an integer: the
@@ -216,6 +217,21 @@ type conn struct {
 	db    *C.sqlite3
 	cache map[string]*stmt // idle prepared statements by SQL text
 	guard *guard           // set by Guard (guard.go)
+}
+
+// ReserveBytes is SQLITE_FCNTL_RESERVE_BYTES on the main database: it
+// sets the bytes kept free at the end of every page to n (which takes
+// effect while the file is empty; n < 0 changes nothing) and answers the
+// number requested before. Encrypted databases keep their cipher's nonce
+// and tag there.
+func (c *conn) ReserveBytes(n int) (int, error) {
+	main := C.CString("main")
+	defer C.free(unsafe.Pointer(main))
+	v := C.int(n)
+	if rc := C.sqlite3_file_control(c.db, main, 38, unsafe.Pointer(&v)); rc != sqliteOK {
+		return 0, c.err(rc)
+	}
+	return int(v), nil
 }
 
 func (c *conn) Close() error {

@@ -57,11 +57,25 @@ func (e *Error) Is(target error) bool {
 // wrapping the errno for filesystem errors (so errors.Is(err,
 // fs.ErrNotExist) works on the client side), an *Error otherwise.
 func FromProto(e *v1.Error) error {
+	if e.GetErrno() != 0 && e.GetSyscall() == "policy" {
+		// A refused sandbox policy: the message names the entry.
+		return &PolicyError{Errno: syscall.Errno(e.GetErrno()), Message: e.GetMessage()}
+	}
 	if e.GetErrno() != 0 {
 		return &fs.PathError{Op: e.GetSyscall(), Path: e.GetPath(), Err: syscall.Errno(e.GetErrno())}
 	}
 	return &Error{Kind: e.GetKind(), Message: e.GetMessage()}
 }
+
+// PolicyError is a sandbox policy the engine refused (EINVAL): Message
+// says which entry and why; errors.Is(err, syscall.EINVAL) holds.
+type PolicyError struct {
+	Errno   syscall.Errno
+	Message string
+}
+
+func (e *PolicyError) Error() string { return e.Message }
+func (e *PolicyError) Unwrap() error { return e.Errno }
 
 // FromConnect turns the error of a Connect call into the API's: its
 // agentfs.v1.Error detail when there is one (FromProto, with the status

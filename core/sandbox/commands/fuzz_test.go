@@ -51,6 +51,7 @@ type fuzzEnv struct {
 // limits the sandbox's writes (nil: the whole agent filesystem, for the
 // targets that check themselves that nothing else changed).
 func newFuzzEnv(tb testing.TB, writable []string) *fuzzEnv {
+	ctx := tb.Context()
 	tb.Helper()
 	dir, err := os.MkdirTemp("", "fuzz-commands-")
 	if err != nil {
@@ -63,10 +64,10 @@ func newFuzzEnv(tb testing.TB, writable []string) *fuzzEnv {
 	}
 	tb.Cleanup(func() { a.Close() })
 	for p, content := range fuzzFixture {
-		if err := a.FS.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := a.FS.MkdirAll(ctx, filepath.Dir(p), 0o755); err != nil {
 			tb.Fatal(err)
 		}
-		if err := a.FS.WriteFile(p, []byte(content), vfs.WriteOptions{Perm: 0o644}); err != nil {
+		if err := a.FS.WriteFile(ctx, p, []byte(content), vfs.WriteOptions{Perm: 0o644}); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -155,9 +156,10 @@ const hangAfter = 60 * time.Second
 // tree lists every path of the agent filesystem with its type and size,
 // except those below skip.
 func (e *fuzzEnv) tree(t *testing.T, skip string) []string {
+	ctx := t.Context()
 	t.Helper()
 	var out []string
-	err := e.a.FS.Walk("/", func(p string, st vfs.Stat) error {
+	err := e.a.FS.Walk(ctx, "/", func(p string, st vfs.Stat) error {
 		if p == skip || strings.HasPrefix(p, skip+"/") {
 			return nil
 		}
@@ -388,6 +390,7 @@ func tarSeed(tb testing.TB, gz bool, entries ...[4]string) []byte {
 // its directory whatever the names and links in the archive: nothing
 // else in the agent filesystem changes.
 func FuzzTar(f *testing.F) {
+	ctx := f.Context()
 	reg, dir, sym, hard := string(tar.TypeReg), string(tar.TypeDir), string(tar.TypeSymlink), string(tar.TypeLink)
 	for _, gz := range []bool{false, true} {
 		f.Add(tarSeed(f, gz, [4]string{"a.txt", reg, "", "hello\n"}, [4]string{"d/", dir, "", ""}, [4]string{"d/b", reg, "", "b"}))
@@ -404,7 +407,7 @@ func FuzzTar(f *testing.F) {
 	f.Add([]byte("\x1f\x8b\x08\x00garbage"))
 	env := newFuzzEnv(f, nil)
 	f.Fuzz(func(t *testing.T, archive []byte) {
-		if err := env.a.FS.WriteFile("/in.tar", archive, vfs.WriteOptions{Perm: 0o644}); err != nil {
+		if err := env.a.FS.WriteFile(ctx, "/in.tar", archive, vfs.WriteOptions{Perm: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 		env.run(t, "rm -rf /tmp/x && mkdir -p /tmp/x/1 /tmp/x/2", nil)

@@ -68,8 +68,8 @@ func BenchmarkNode_JSONTransform1000Sandbox(b *testing.B) {
 	e := newEnv(b, sandboxOpts())
 	for rel, data := range transformFiles(1000) {
 		p := "/t/" + rel
-		e.a.FS.MkdirAll(filepath.Dir(p), 0o755)
-		if err := e.a.FS.WriteFile(p, data, vfs.WriteOptions{}); err != nil {
+		e.a.FS.MkdirAll(ctx, filepath.Dir(p), 0o755)
+		if err := e.a.FS.WriteFile(ctx, p, data, vfs.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -80,10 +80,10 @@ func sandboxRun(t *testing.T, c compatCase) (string, string, int) {
 	e := newEnv(t, sandboxOpts())
 	for rel, data := range fixtureFiles(t) {
 		p := "/proj/" + rel
-		if err := e.a.FS.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := e.a.FS.MkdirAll(ctx, filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.a.FS.WriteFile(p, data, vfs.WriteOptions{}); err != nil {
+		if err := e.a.FS.WriteFile(ctx, p, data, vfs.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

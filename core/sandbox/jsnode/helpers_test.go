@@ -47,10 +47,10 @@ func newEnv(t testing.TB, opts sandbox.Options) *env {
 func (e *env) write(files map[string]string) {
 	e.t.Helper()
 	for p, c := range files {
-		if err := e.a.FS.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := e.a.FS.MkdirAll(ctx, filepath.Dir(p), 0o755); err != nil {
 			e.t.Fatal(err)
 		}
-		if err := e.a.FS.WriteFile(p, []byte(c), vfs.WriteOptions{}); err != nil {
+		if err := e.a.FS.WriteFile(ctx, p, []byte(c), vfs.WriteOptions{}); err != nil {
 			e.t.Fatal(err)
 		}
 	}

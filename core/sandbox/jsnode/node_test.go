@@ -159,7 +159,7 @@ func TestNode_MemoryBudgetStopsHog(t *testing.T) {
 func TestNode_PermissionsEACCES(t *testing.T) {
 	e := newEnv(t, sandbox.Options{Limits: sandbox.Normal, Policy: sandbox.Policy{Readable: []string{"/work"}, Writable: []string{"/work/out"}}})
 	e.write(map[string]string{"/work/in.txt": "input", "/secret/key": "s3cr3t"})
-	e.a.FS.MkdirAll("/work/out", 0o755)
+	e.a.FS.MkdirAll(ctx, "/work/out", 0o755)
 	out := e.mustRun("/work", `node -e '
 const fs = require("fs");
 const tryIt = (name, f) => { try { f(); console.log(name, "ok"); } catch (e) { console.log(name, e.code); } };

@@ -30,7 +30,9 @@ from ._errors import (
     UnimplementedError,
 )
 from ._http import HttpTransport
-from ._process import OutputChunk, Process, ProcessInfo, ProcessResult, Shell
+from ._mount import AsyncSandboxMount, SandboxMount
+from ._session import AsyncSession, PromptError, PromptResult, Session, SessionEvent, SessionInfo
+from ._process import NetRule, OutputChunk, Process, ProcessInfo, ProcessResult, Shell
 from ._stdio import StdioTransport
 from ._sync import AgentFS, File, Filesystem, KvStore, ToolCalls
 from ._types import (
@@ -52,9 +54,11 @@ from ._types import (
 )
 
 __all__ = [
+    "NetRule",
     "AgentFS",
     "AgentFSOptions",
     "AgentFSError",
+    "AsyncSandboxMount",
     "AlreadyExistsError",
     "CanceledError",
     "DirEntry",
@@ -74,8 +78,15 @@ __all__ = [
     "ProcessInfo",
     "ProcessResult",
     "Shell",
+    "AsyncSession",
+    "PromptError",
+    "PromptResult",
+    "Session",
+    "SessionEvent",
+    "SessionInfo",
     "PermissionDeniedError",
     "ResourceExhaustedError",
+    "SandboxMount",
     "S_IFDIR",
     "S_IFLNK",
     "S_IFMT",

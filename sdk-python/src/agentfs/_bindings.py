@@ -29,10 +29,12 @@ class Bindings:
         self._lock = threading.Lock()
         self._fns: dict[str, tuple[Binding, asyncio.AbstractEventLoop | None, int]] = {}
 
-    def specs(self, bindings: dict[str, Binding] | None) -> list[sandbox_pb2.BindingSpec]:
+    def specs(self, bindings: dict[str, Binding] | None, listing: bool = False) -> list[sandbox_pb2.BindingSpec]:
+        """The specs of bindings; listing (policy()) calls none, so needs no
+        transport that can call back."""
         if not bindings:
             return []
-        if not hasattr(self._transport, "serve"):
+        if not listing and not hasattr(self._transport, "serve"):
             raise FailedPreconditionError(
                 "exec: bindings need the stdio transport (the HTTP server cannot call this process)"
             )

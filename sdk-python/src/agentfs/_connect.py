@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import _ops
 from ._errors import InvalidArgumentError
 from ._http import HttpTransport
+from ._mount import key_env
 from ._stdio import StdioTransport
 from ._types import AgentFSOptions, Info
 from .v1 import agent_pb2, protocol_pb2, rpc
@@ -24,6 +25,9 @@ _ID = re.compile(r"^[A-Za-z0-9_-]+$")
 class Connection:
     transport: StdioTransport | HttpTransport
     info: Info
+    # What `agentfs mount` of the same database needs in its environment
+    # (the key of an encrypted one); see agent.mount_sandbox.
+    mount_env: dict[str, str] = field(default_factory=dict)
 
 
 def _key_bytes(key: str | bytes | None) -> bytes:
@@ -63,6 +67,10 @@ def connect(
     cipher: str | None = None,
     sync_remote_url: str | None = None,
     sync_token: str | None = None,
+    sync_partial_bootstrap_length: int = 0,
+    sync_partial_bootstrap_query: str | None = None,
+    sync_partial_segment_size: int = 0,
+    sync_partial_prefetch: bool = False,
 ) -> Connection:
     if options is not None:
         id = id or options.id
@@ -71,6 +79,8 @@ def connect(
         raise InvalidArgumentError("Agent ID must contain only alphanumeric characters, hyphens, and underscores")
     url = url or os.environ.get("AGENTFS_URL") or None
     if url:
+        if sync_partial_bootstrap_length or sync_partial_bootstrap_query or sync_partial_segment_size or sync_partial_prefetch:
+            raise InvalidArgumentError("AgentFS.open: sync_partial_* options are for a local database bootstrapped from sync_remote_url, not an HTTP agent")
         if path is not None:
             raise InvalidArgumentError("AgentFS.open: path= is for a local database; over HTTP name the agent with id=")
         if not id:
@@ -89,6 +99,7 @@ def connect(
             raise
         return Connection(http, info)
 
+    key = _key_bytes(encryption_key)
     opts = protocol_pb2.OpenOptions(
         id="" if path is not None else (id or ""),
         path=os.fspath(os.path.abspath(path)) if path is not None and cwd is None else os.fspath(path or ""),
@@ -96,14 +107,18 @@ def connect(
         read_only=read_only,
         chunk_size=chunk_size,
         durability=durability or "",
-        encryption_key=_key_bytes(encryption_key),
+        encryption_key=key,
         cipher=cipher or "",
         sync_remote_url=sync_remote_url or "",
         sync_token=sync_token or "",
+        sync_partial_bootstrap_length=sync_partial_bootstrap_length,
+        sync_partial_bootstrap_query=sync_partial_bootstrap_query or "",
+        sync_partial_segment_size=sync_partial_segment_size,
+        sync_partial_prefetch=sync_partial_prefetch,
     )
     stdio = StdioTransport(
         opts, engine=engine, cwd=cwd, client=f"agentfs-sdk-python/{__version__}", heartbeat_ms=heartbeat_ms
     )
-    return Connection(stdio, _ops.info_from_proto(stdio.welcome.info))
+    return Connection(stdio, _ops.info_from_proto(stdio.welcome.info), key_env(key, cipher or ""))
 
 

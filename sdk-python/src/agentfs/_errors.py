@@ -142,6 +142,9 @@ def from_proto(err: errors_pb2.Error) -> Exception:
         # OSError(errno, ...) picks the subclass itself (ENOENT ->
         # FileNotFoundError, EACCES/EPERM -> PermissionError, ...).
         strerror = os.strerror(num)
+        if err.syscall == "policy" and err.message:
+            # A refused sandbox policy: the message names the entry.
+            strerror = err.message
         e: OSError
         if err.path and err.dest:
             e = OSError(num, strerror, err.path, None, err.dest)

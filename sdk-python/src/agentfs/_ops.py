@@ -435,8 +435,10 @@ def exec_script(
     allow: list[str] | None = None,
     deny: list[str] | None = None,
     no_audit: bool = False,
+    pol: dict[str, Any] | None = None,
 ) -> Op[ExecResult]:
     req = sandbox_pb2.ExecRequest(
+        **(pol or {}),
         script=script,
         dir=dir,
         stdin=stdin,
@@ -452,3 +454,7 @@ def exec_script(
         return ExecResult(r.exit_code, r.stdout, r.stderr, r.limit, r.duration_ns)
 
     return Op(SANDBOX, "exec", req, conv)
+
+
+def policy(req: sandbox_pb2.ExecRequest) -> Op[sandbox_pb2.EffectivePolicy]:
+    return Op(SANDBOX, "policy", sandbox_pb2.PolicyRequest(exec=req), lambda r: r.policy)

@@ -39,7 +39,7 @@ class _Pending:
     """One call waiting for its answer. `done` is a lock held until the
     answer (or the failure) is in; an asyncio caller sets `notify` instead."""
 
-    __slots__ = ("done", "frame", "error", "notify")
+    __slots__ = ("done", "frame", "error", "notify", "on_message")
 
     def __init__(self, notify: Callable[[], None] | None = None) -> None:
         self.done = threading.Lock()
@@ -47,6 +47,8 @@ class _Pending:
         self.frame: protocol_pb2.Frame | None = None
         self.error: BaseException | None = None
         self.notify = notify
+        # A server stream's receiver of its Frame.message payloads.
+        self.on_message: Callable[[bytes], None] | None = None
 
     def resolve(self) -> None:
         self.done.release()
@@ -172,6 +174,39 @@ class StdioTransport:
             raise
         return _decode(pending, response_type)
 
+    def stream(
+        self,
+        procedure: str,
+        request: Message,
+        on_message: Callable[[bytes], None],
+        on_end: Callable[[BaseException | None], None],
+    ) -> Callable[[], None]:
+        """Sends a server-streaming call (spec/PROTOCOL.md, Server streams):
+        on_message gets each message's payload as its frame arrives, then
+        on_end the stream's error or None; both run on the reader thread.
+        Returns a function that cancels the call (the engine then ends
+        the stream; for StreamProcess it kills the process)."""
+        pending = _Pending()
+        pending.on_message = on_message
+
+        def notify() -> None:
+            err = pending.error
+            if err is None and pending.frame is not None and pending.frame.result.HasField("error"):
+                err = from_proto(pending.frame.result.error)
+            on_end(err)
+
+        pending.notify = notify
+        id = self._send(procedure, request, pending)
+        return lambda: self._cancel_stream(id)
+
+    def _cancel_stream(self, id: int) -> None:
+        # Unlike _cancel, the stream stays registered: its Result frame
+        # (with CANCELED) still ends it through on_end.
+        try:
+            self._write(protocol_pb2.Frame(id=id, cancel=protocol_pb2.Cancel()), None)
+        except AgentFSError:
+            pass
+
     def ping(self) -> None:
         """One Ping/Pong round trip: the transport alone, no method runs."""
         pending = _Pending()
@@ -245,6 +280,11 @@ class StdioTransport:
                     if p is not None:
                         p.frame = frame
                         p.resolve()
+                elif kind == "message":
+                    with self._plock:
+                        p = self._pending.get(frame.id)
+                    if p is not None and p.on_message is not None:
+                        p.on_message(frame.message.payload)
                 elif kind == "call":
                     self._answer_call(frame)
                 elif kind == "ping":

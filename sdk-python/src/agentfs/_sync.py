@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import os
 import types
+import weakref
 from typing import Any, Literal, TypeVar, overload
 
 from . import _ops
 from ._bindings import Binding, Bindings
 from ._connect import connect
+from ._engine import find_engine
+from ._errors import UnimplementedError
 from ._http import HttpTransport
 from ._ops import Op
-from ._process import Process, ProcessInfo, Shell, infos, shell_request, start_request
+from ._mount import HTTP_REFUSAL, Mounts, SandboxMount
+from ._session import Session, SessionInfo, info_of, open_request
+from ._process import Process, NetRule, ProcessInfo, Shell, can_stream, infos, shell_request, start_request, stream_spawn, policy_fields
 from ._stdio import StdioTransport
 from ._types import (
     AgentFSOptions,
@@ -33,7 +38,7 @@ from ._types import (
     ToolCall,
     ToolCallStats,
 )
-from .v1 import process_pb2, rpc
+from .v1 import process_pb2, rpc, sandbox_pb2, session_pb2
 
 T = TypeVar("T")
 
@@ -43,7 +48,7 @@ Data = str | bytes | bytearray | memoryview
 class _Clients:
     """The generated clients over one transport."""
 
-    __slots__ = ("fs", "kv", "tools", "agent", "sandbox", "process")
+    __slots__ = ("fs", "kv", "tools", "agent", "sandbox", "process", "session")
 
     def __init__(self, t: StdioTransport | HttpTransport) -> None:
         self.fs = rpc.FilesystemServiceClient(t)
@@ -52,6 +57,7 @@ class _Clients:
         self.agent = rpc.AgentServiceClient(t)
         self.sandbox = rpc.SandboxServiceClient(t)
         self.process = rpc.ProcessServiceClient(t)
+        self.session = rpc.SessionServiceClient(t)
 
 
 class _Part:
@@ -356,8 +362,12 @@ class AgentFS:
     ...     agent.fs.write_file("/notes.txt", "hello")
     """
 
-    def __init__(self, transport: StdioTransport | HttpTransport, info: Info) -> None:
+    def __init__(self, transport: StdioTransport | HttpTransport, info: Info, mount_env: dict[str, str] | None = None) -> None:
         self.transport = transport
+        self._mounts = Mounts(mount_env or {})
+        # An agent never closed (dropped, or the program ends first):
+        # its mounts end too rather than outlive it.
+        weakref.finalize(self, self._mounts.unmount_all)
         self._bindings = Bindings(transport)
         self._info = info
         c = _Clients(transport)
@@ -388,6 +398,10 @@ class AgentFS:
         cipher: str | None = None,
         sync_remote_url: str | None = None,
         sync_token: str | None = None,
+        sync_partial_bootstrap_length: int = 0,
+        sync_partial_bootstrap_query: str | None = None,
+        sync_partial_segment_size: int = 0,
+        sync_partial_prefetch: bool = False,
     ) -> AgentFS:
         """Opens an agent.
 
@@ -409,6 +423,15 @@ class AgentFS:
           missing database is bootstrapped from it. sync_token= (default
           the engine's $TURSO_DB_AUTH_TOKEN). Then pull(), push(), sync()
           and stats().
+        - sync_partial_bootstrap_length=N (bytes) or
+          sync_partial_bootstrap_query="SQL": a database bootstrapped from
+          sync_remote_url receives only the first N bytes of the remote, or
+          the pages the server reads to run the query; the pages it lacks
+          are fetched when read (partial sync, docs/SYNC.md; as `agentfs
+          init --sync-partial-*`). sync_partial_segment_size= (bytes of
+          each fetch, default 131072) and sync_partial_prefetch=True (also
+          fetch the pages a fetched b-tree page points to) tune it. Used
+          only when the database is bootstrapped.
         """
         conn = connect(
             options,
@@ -427,8 +450,12 @@ class AgentFS:
             cipher=cipher,
             sync_remote_url=sync_remote_url,
             sync_token=sync_token,
+            sync_partial_bootstrap_length=sync_partial_bootstrap_length,
+            sync_partial_bootstrap_query=sync_partial_bootstrap_query,
+            sync_partial_segment_size=sync_partial_segment_size,
+            sync_partial_prefetch=sync_partial_prefetch,
         )
-        return cls(conn.transport, conn.info)
+        return cls(conn.transport, conn.info, conn.mount_env)
 
     def info(self) -> Info:
         return self._agent._do(_ops.info())
@@ -467,6 +494,11 @@ class AgentFS:
         bindings: dict[str, Binding] | None = None,
         allow: list[str] | None = None,
         deny: list[str] | None = None,
+        readable: list[str] | None = None,
+        writable: list[str] | None = None,
+        default_deny: bool = False,
+        net: list[NetRule] | None = None,
+        limit_values: dict[str, int] | None = None,
         no_audit: bool = False,
     ) -> ExecResult:
         """Runs a shell script in the engine's in-process sandbox over the
@@ -478,11 +510,18 @@ class AgentFS:
         only: the engine calls back over the same connection. allow and deny
         name the commands that may (all when empty) and may not run;
         no_audit skips the engine's "exec" record in the tool-call log
-        (for callers that record the call themselves)."""
+        (for callers that record the call themselves).
+        readable and writable are the path prefixes the script may read
+        and write (None: everything, unless default_deny; readable alone
+        makes nothing writable); default_deny makes readable, writable and
+        allow allow-lists even when empty (the shell's builtins still run);
+        net lists the NetRules curl may reach (none: no network);
+        limit_values replace single limits of the profile
+        ({"wall_time_ms": 5000, "max_memory_bytes": ...})."""
         specs = self._bindings.specs(bindings)
         self._bindings.register(bindings)
         try:
-            return self._agent._do(_ops.exec_script(script, dir, stdin, env, limits, specs, allow, deny, no_audit))
+            return self._agent._do(_ops.exec_script(script, dir, stdin, env, limits, specs, allow, deny, no_audit, pol=policy_fields(readable, writable, default_deny, net, limit_values)))
         finally:
             self._bindings.unregister(bindings)
 
@@ -497,6 +536,11 @@ class AgentFS:
         bindings: dict[str, Binding] | None = None,
         allow: list[str] | None = None,
         deny: list[str] | None = None,
+        readable: list[str] | None = None,
+        writable: list[str] | None = None,
+        default_deny: bool = False,
+        net: list[NetRule] | None = None,
+        limit_values: dict[str, int] | None = None,
         no_audit: bool = False,
         keep_stdin_open: bool = False,
         timeout_ms: int = 0,
@@ -507,20 +551,30 @@ class AgentFS:
         """Starts a script as a process and returns its handle: iterate it
         for output as it comes, write() stdin (keep_stdin_open=True),
         kill(signal), wait() for the exit code. Same options as exec, plus
-        timeout_ms (SIGKILL after), and over HTTP detach / lease_ms (a
-        process nobody reads or writes for its lease is killed)."""
+        timeout_ms (SIGKILL after). The output streams, and the process
+        ends with its stream (close() the handle, or the agent); over HTTP
+        detach=True long-polls instead, and the process outlives this
+        client. lease_ms is the lease of a long-polled process that is not
+        detached, which spawn no longer makes (a stream needs none)."""
         specs = self._bindings.specs(bindings)
         self._bindings.register(bindings)
-        try:
-            r = self.rpc.process.start_process(start_request(
-                script, dir=dir, stdin=stdin, env=env, limits=limits, specs=specs, allow=allow, deny=deny,
-                no_audit=no_audit, shell_id=_shell_id, keep_stdin_open=keep_stdin_open, timeout_ms=timeout_ms,
-                detach=detach, lease_ms=lease_ms,
-            ))
-        except BaseException:
+        start = start_request(
+            script, dir=dir, stdin=stdin, env=env, limits=limits, specs=specs, allow=allow, deny=deny,
+            no_audit=no_audit, shell_id=_shell_id, keep_stdin_open=keep_stdin_open, timeout_ms=timeout_ms,
+            detach=detach, lease_ms=lease_ms, pol=policy_fields(readable, writable, default_deny, net, limit_values),
+        )
+
+        def release() -> None:
             self._bindings.unregister(bindings)
+
+        try:
+            if can_stream(self.transport, detach):
+                return stream_spawn(self.transport, self.rpc.process, start, release)
+            r = self.rpc.process.start_process(start)
+        except BaseException:
+            release()
             raise
-        return Process(self.rpc.process, r.pid, lambda: self._bindings.unregister(bindings))
+        return Process(self.rpc.process, r.pid, release)
 
     def shell(
         self,
@@ -531,6 +585,11 @@ class AgentFS:
         bindings: dict[str, Binding] | None = None,
         allow: list[str] | None = None,
         deny: list[str] | None = None,
+        readable: list[str] | None = None,
+        writable: list[str] | None = None,
+        default_deny: bool = False,
+        net: list[NetRule] | None = None,
+        limit_values: dict[str, int] | None = None,
         no_audit: bool = False,
     ) -> Shell:
         """Opens a persistent shell: working directory, variables and
@@ -539,25 +598,96 @@ class AgentFS:
         self._bindings.register(bindings)
         try:
             r = self.rpc.process.open_shell(shell_request(
-                dir=dir, env=env, limits=limits, specs=specs, allow=allow, deny=deny, no_audit=no_audit
+                dir=dir, env=env, limits=limits, specs=specs, allow=allow, deny=deny, no_audit=no_audit,
+                pol=policy_fields(readable, writable, default_deny, net, limit_values),
             ))
         except BaseException:
             self._bindings.unregister(bindings)
             raise
         return Shell(self, r.shell_id, lambda: self._bindings.unregister(bindings))
 
+    def policy(
+        self,
+        *,
+        dir: str = "/",
+        env: dict[str, str] | None = None,
+        limits: str = "",
+        bindings: dict[str, Binding] | None = None,
+        allow: list[str] | None = None,
+        deny: list[str] | None = None,
+        readable: list[str] | None = None,
+        writable: list[str] | None = None,
+        default_deny: bool = False,
+        net: list[NetRule] | None = None,
+        limit_values: dict[str, int] | None = None,
+    ) -> sandbox_pb2.EffectivePolicy:
+        """The effective policy of these exec options, every default filled
+        in (agentfs.v1.EffectivePolicy, the message `agentfs sh
+        --print-policy` prints as JSON; google.protobuf.json_format gives
+        its JSON or a dict): what a script may read, write, run and reach.
+        Nothing runs; a policy exec would refuse raises the same way
+        (EINVAL). Bindings are listed by name."""
+        req = sandbox_pb2.ExecRequest(
+            dir=dir, env=env or {}, limits=limits, bindings=self._bindings.specs(bindings, listing=True),
+            allow=allow or [], deny=deny or [], **policy_fields(readable, writable, default_deny, net, limit_values),
+        )
+        return self._agent._do(_ops.policy(req))
+
     def processes(self) -> list[ProcessInfo]:
         """The processes running (or ended with their exit not read)."""
         return infos(self.rpc.process.list_processes(process_pb2.ListProcessesRequest()))
+
+    def open_session(self, **kw: Any) -> Session:
+        """Opens (resumes or creates) an agent session: a conversation with
+        a model whose tool calls run on this agent inside the engine. Keyword
+        arguments: id, provider ("openai" or "anthropic"), model, base_url,
+        api_key (empty ones come from the stored session, then the
+        engine's environment), system, tools, read_only, limits, allow,
+        deny, readable, writable, max_turns, max_tokens,
+        max_response_bytes, timeout_ms. See docs/SESSIONS.md."""
+        r = self.rpc.session.open_session(open_request(**kw))
+        return Session(self.rpc.session, info_of(r.session))
+
+    def sessions(self) -> list[SessionInfo]:
+        """The sessions stored in this agent."""
+        return [info_of(i) for i in self.rpc.session.list_sessions(session_pb2.ListSessionsRequest()).sessions]
+
+    def delete_session(self, id: str) -> bool:
+        """Removes a stored session; True when there was one."""
+        return bool(self.rpc.session.delete_session(session_pb2.DeleteSessionRequest(session_id=id)).deleted)
 
     def kill(self, pid: int, signal: int = 9) -> None:
         """Kills a process of processes() by pid (default SIGKILL)."""
         self.rpc.process.kill_process(process_pb2.KillProcessRequest(pid=pid, signal=signal))
 
+    def mount_sandbox(self, dir: str | os.PathLike[str] | None = None, *, engine: str | os.PathLike[str] | None = None) -> SandboxMount:
+        """Mounts the agent's filesystem on a host directory with FUSE so
+        that real programs (git, a compiler, tar) run over it: the escape
+        hatch from the in-process sandbox (agentOS's mountSandbox). `dir`
+        must exist and be empty; by default a new temporary directory,
+        removed by unmount(). The mount is served by the engine's CLI
+        (`agentfs mount`, engine= or this agent's engine) on the same
+        database file; after unmount() (or close()) everything the programs
+        wrote is in the agent. While it is mounted, write through the
+        mount: the kernel caches what it read for a few seconds, so changes
+        made meanwhile through agent.fs may show in the mount late. Needs a
+        local agent (not HTTP) and Linux with /dev/fuse; an encryption key
+        reaches the mount's server through its environment only."""
+        if not isinstance(self.transport, StdioTransport):
+            raise UnimplementedError(HTTP_REFUSAL)
+        exe = find_engine(engine) if engine is not None else self.transport.engine
+        return self._mounts.mount(exe, self._info.path, dir)
+
     def close(self) -> None:
-        """Finishes the calls in flight and stops the engine (stdio) or
-        closes the connections (http)."""
+        """Unmounts the agent's mounts (mount_sandbox), finishes the calls
+        in flight and stops the engine (stdio) or closes the connections
+        (http)."""
+        # Mounts end before the engine: everything they wrote is in the
+        # database when close() returns.
+        err = self._mounts.unmount_all()
         self.transport.close()
+        if err is not None:
+            raise err
 
     def __enter__(self) -> AgentFS:
         return self

@@ -14,16 +14,21 @@ from __future__ import annotations
 import asyncio
 import os
 import types
+import weakref
 from collections.abc import Generator
 from typing import Any, Literal, TypeVar, overload
 
 from . import _ops
 from ._bindings import Binding, Bindings
 from ._connect import connect
+from ._engine import find_engine
 from ._errors import *  # noqa: F403  (the same exceptions, importable from here)
+from ._errors import UnimplementedError
 from ._http import HttpTransport
 from ._ops import Op
-from ._process import AsyncProcess, ProcessInfo, AsyncShell, infos, shell_request, start_request
+from ._mount import HTTP_REFUSAL, AsyncSandboxMount, Mounts
+from ._session import AsyncSession, SessionInfo, info_of, open_request
+from ._process import AsyncProcess, NetRule, ProcessInfo, AsyncShell, can_stream, infos, shell_request, start_request, stream_spawn_async, policy_fields
 from ._stdio import StdioTransport
 from ._types import (
     AgentFSOptions,
@@ -38,7 +43,7 @@ from ._types import (
     ToolCall,
     ToolCallStats,
 )
-from .v1 import process_pb2, rpc
+from .v1 import process_pb2, rpc, sandbox_pb2, session_pb2
 
 __all__ = ["AgentFS", "AgentFSOptions", "Filesystem", "File", "KvStore", "ToolCalls"]
 
@@ -48,7 +53,7 @@ Data = str | bytes | bytearray | memoryview
 
 
 class _Clients:
-    __slots__ = ("fs", "kv", "tools", "agent", "sandbox", "process")
+    __slots__ = ("fs", "kv", "tools", "agent", "sandbox", "process", "session")
 
     def __init__(self, t: StdioTransport | HttpTransport) -> None:
         self.fs = rpc.AsyncFilesystemServiceClient(t)
@@ -57,6 +62,7 @@ class _Clients:
         self.agent = rpc.AsyncAgentServiceClient(t)
         self.sandbox = rpc.AsyncSandboxServiceClient(t)
         self.process = rpc.AsyncProcessServiceClient(t)
+        self.session = rpc.AsyncSessionServiceClient(t)
 
 
 class _Part:
@@ -325,8 +331,12 @@ class AgentFS:
     """See agentfs.AgentFS; open with `await AgentFS.open(...)` or
     `async with AgentFS.open(...) as agent`."""
 
-    def __init__(self, transport: StdioTransport | HttpTransport, info: Info) -> None:
+    def __init__(self, transport: StdioTransport | HttpTransport, info: Info, mount_env: dict[str, str] | None = None) -> None:
         self.transport = transport
+        self._mounts = Mounts(mount_env or {})
+        # An agent never closed (dropped, or the program ends first):
+        # its mounts end too rather than outlive it.
+        weakref.finalize(self, self._mounts.unmount_all)
         self._bindings = Bindings(transport)
         self._info = info
         c = _Clients(transport)
@@ -355,6 +365,10 @@ class AgentFS:
         cipher: str | None = None,
         sync_remote_url: str | None = None,
         sync_token: str | None = None,
+        sync_partial_bootstrap_length: int = 0,
+        sync_partial_bootstrap_query: str | None = None,
+        sync_partial_segment_size: int = 0,
+        sync_partial_prefetch: bool = False,
     ) -> _Opening:
         """Same options as agentfs.AgentFS.open."""
         kw: dict[str, Any] = dict(
@@ -373,6 +387,10 @@ class AgentFS:
             cipher=cipher,
             sync_remote_url=sync_remote_url,
             sync_token=sync_token,
+            sync_partial_bootstrap_length=sync_partial_bootstrap_length,
+            sync_partial_bootstrap_query=sync_partial_bootstrap_query,
+            sync_partial_segment_size=sync_partial_segment_size,
+            sync_partial_prefetch=sync_partial_prefetch,
         )
         return _Opening(options, kw)
 
@@ -409,6 +427,11 @@ class AgentFS:
         bindings: dict[str, Binding] | None = None,
         allow: list[str] | None = None,
         deny: list[str] | None = None,
+        readable: list[str] | None = None,
+        writable: list[str] | None = None,
+        default_deny: bool = False,
+        net: list[NetRule] | None = None,
+        limit_values: dict[str, int] | None = None,
         no_audit: bool = False,
     ) -> ExecResult:
         """Runs a shell script in the engine's in-process sandbox over the
@@ -420,11 +443,18 @@ class AgentFS:
         only: the engine calls back over the same connection. allow and deny
         name the commands that may (all when empty) and may not run;
         no_audit skips the engine's "exec" record in the tool-call log
-        (for callers that record the call themselves)."""
+        (for callers that record the call themselves).
+        readable and writable are the path prefixes the script may read
+        and write (None: everything, unless default_deny; readable alone
+        makes nothing writable); default_deny makes readable, writable and
+        allow allow-lists even when empty (the shell's builtins still run);
+        net lists the NetRules curl may reach (none: no network);
+        limit_values replace single limits of the profile
+        ({"wall_time_ms": 5000, "max_memory_bytes": ...})."""
         specs = self._bindings.specs(bindings)
         self._bindings.register(bindings, asyncio.get_running_loop())
         try:
-            return await self._agent._do(_ops.exec_script(script, dir, stdin, env, limits, specs, allow, deny, no_audit))
+            return await self._agent._do(_ops.exec_script(script, dir, stdin, env, limits, specs, allow, deny, no_audit, pol=policy_fields(readable, writable, default_deny, net, limit_values)))
         finally:
             self._bindings.unregister(bindings)
 
@@ -439,6 +469,11 @@ class AgentFS:
         bindings: dict[str, Binding] | None = None,
         allow: list[str] | None = None,
         deny: list[str] | None = None,
+        readable: list[str] | None = None,
+        writable: list[str] | None = None,
+        default_deny: bool = False,
+        net: list[NetRule] | None = None,
+        limit_values: dict[str, int] | None = None,
         no_audit: bool = False,
         keep_stdin_open: bool = False,
         timeout_ms: int = 0,
@@ -449,20 +484,30 @@ class AgentFS:
         """Starts a script as a process and returns its handle: iterate it
         for output as it comes, write() stdin (keep_stdin_open=True),
         kill(signal), wait() for the exit code. Same options as exec, plus
-        timeout_ms (SIGKILL after), and over HTTP detach / lease_ms (a
-        process nobody reads or writes for its lease is killed)."""
+        timeout_ms (SIGKILL after). The output streams, and the process
+        ends with its stream (close() the handle, or the agent); over HTTP
+        detach=True long-polls instead, and the process outlives this
+        client. lease_ms is the lease of a long-polled process that is not
+        detached, which spawn no longer makes (a stream needs none)."""
         specs = self._bindings.specs(bindings)
         self._bindings.register(bindings, asyncio.get_running_loop())
-        try:
-            r = await self.rpc.process.start_process(start_request(
-                script, dir=dir, stdin=stdin, env=env, limits=limits, specs=specs, allow=allow, deny=deny,
-                no_audit=no_audit, shell_id=_shell_id, keep_stdin_open=keep_stdin_open, timeout_ms=timeout_ms,
-                detach=detach, lease_ms=lease_ms,
-            ))
-        except BaseException:
+        start = start_request(
+            script, dir=dir, stdin=stdin, env=env, limits=limits, specs=specs, allow=allow, deny=deny,
+            no_audit=no_audit, shell_id=_shell_id, keep_stdin_open=keep_stdin_open, timeout_ms=timeout_ms,
+            detach=detach, lease_ms=lease_ms, pol=policy_fields(readable, writable, default_deny, net, limit_values),
+        )
+
+        def release() -> None:
             self._bindings.unregister(bindings)
+
+        try:
+            if can_stream(self.transport, detach):
+                return await stream_spawn_async(self.transport, self.rpc.process, start, release)
+            r = await self.rpc.process.start_process(start)
+        except BaseException:
+            release()
             raise
-        return AsyncProcess(self.rpc.process, r.pid, lambda: self._bindings.unregister(bindings))
+        return AsyncProcess(self.rpc.process, r.pid, release)
 
     async def shell(
         self,
@@ -473,6 +518,11 @@ class AgentFS:
         bindings: dict[str, Binding] | None = None,
         allow: list[str] | None = None,
         deny: list[str] | None = None,
+        readable: list[str] | None = None,
+        writable: list[str] | None = None,
+        default_deny: bool = False,
+        net: list[NetRule] | None = None,
+        limit_values: dict[str, int] | None = None,
         no_audit: bool = False,
     ) -> AsyncShell:
         """Opens a persistent shell: working directory, variables and
@@ -481,24 +531,84 @@ class AgentFS:
         self._bindings.register(bindings, asyncio.get_running_loop())
         try:
             r = await self.rpc.process.open_shell(shell_request(
-                dir=dir, env=env, limits=limits, specs=specs, allow=allow, deny=deny, no_audit=no_audit
+                dir=dir, env=env, limits=limits, specs=specs, allow=allow, deny=deny, no_audit=no_audit,
+                pol=policy_fields(readable, writable, default_deny, net, limit_values),
             ))
         except BaseException:
             self._bindings.unregister(bindings)
             raise
         return AsyncShell(self, r.shell_id, lambda: self._bindings.unregister(bindings))
 
+    async def policy(
+        self,
+        *,
+        dir: str = "/",
+        env: dict[str, str] | None = None,
+        limits: str = "",
+        bindings: dict[str, Binding] | None = None,
+        allow: list[str] | None = None,
+        deny: list[str] | None = None,
+        readable: list[str] | None = None,
+        writable: list[str] | None = None,
+        default_deny: bool = False,
+        net: list[NetRule] | None = None,
+        limit_values: dict[str, int] | None = None,
+    ) -> sandbox_pb2.EffectivePolicy:
+        """The effective policy of these exec options, every default filled
+        in (agentfs.v1.EffectivePolicy, the message `agentfs sh
+        --print-policy` prints as JSON; google.protobuf.json_format gives
+        its JSON or a dict): what a script may read, write, run and reach.
+        Nothing runs; a policy exec would refuse raises the same way
+        (EINVAL). Bindings are listed by name."""
+        req = sandbox_pb2.ExecRequest(
+            dir=dir, env=env or {}, limits=limits, bindings=self._bindings.specs(bindings, listing=True),
+            allow=allow or [], deny=deny or [], **policy_fields(readable, writable, default_deny, net, limit_values),
+        )
+        return await self._agent._do(_ops.policy(req))
+
     async def processes(self) -> list[ProcessInfo]:
         """The processes running (or ended with their exit not read)."""
         return infos(await self.rpc.process.list_processes(process_pb2.ListProcessesRequest()))
+
+    async def open_session(self, **kw: Any) -> AsyncSession:
+        """Opens (resumes or creates) an agent session: a conversation with
+        a model whose tool calls run on this agent inside the engine. Keyword
+        arguments: id, provider ("openai" or "anthropic"), model, base_url,
+        api_key (empty ones come from the stored session, then the
+        engine's environment), system, tools, read_only, limits, allow,
+        deny, readable, writable, max_turns, max_tokens,
+        max_response_bytes, timeout_ms. See docs/SESSIONS.md."""
+        r = await self.rpc.session.open_session(open_request(**kw))
+        return AsyncSession(self.rpc.session, info_of(r.session))
+
+    async def sessions(self) -> list[SessionInfo]:
+        """The sessions stored in this agent."""
+        return [info_of(i) for i in (await self.rpc.session.list_sessions(session_pb2.ListSessionsRequest())).sessions]
+
+    async def delete_session(self, id: str) -> bool:
+        """Removes a stored session; True when there was one."""
+        return bool((await self.rpc.session.delete_session(session_pb2.DeleteSessionRequest(session_id=id))).deleted)
 
     async def kill(self, pid: int, signal: int = 9) -> None:
         """Kills a process of processes() by pid (default SIGKILL)."""
         await self.rpc.process.kill_process(process_pb2.KillProcessRequest(pid=pid, signal=signal))
 
+    async def mount_sandbox(self, dir: str | os.PathLike[str] | None = None, *, engine: str | os.PathLike[str] | None = None) -> AsyncSandboxMount:
+        """See agentfs.AgentFS.mount_sandbox; `await m.unmount()` or
+        `async with await agent.mount_sandbox() as m`."""
+        if not isinstance(self.transport, StdioTransport):
+            raise UnimplementedError(HTTP_REFUSAL)
+        exe = find_engine(engine) if engine is not None else self.transport.engine
+        # Waiting for the CLI to mount blocks: not on the event loop.
+        return AsyncSandboxMount(await asyncio.to_thread(self._mounts.mount, exe, self._info.path, dir))
+
     async def close(self) -> None:
-        # Shutdown waits for the engine to exit: not on the event loop.
+        # Mounts end before the engine (see agentfs.AgentFS.close);
+        # shutdown waits for the engine to exit: not on the event loop.
+        err = await asyncio.to_thread(self._mounts.unmount_all)
         await asyncio.to_thread(self.transport.close)
+        if err is not None:
+            raise err
 
     async def __aenter__(self) -> AgentFS:
         return self
@@ -521,7 +631,7 @@ class _Opening:
     async def _open(self) -> AgentFS:
         # Starting the engine and the handshake block: run them off the loop.
         conn = await asyncio.to_thread(connect, self._options, **self._kw)
-        return AgentFS(conn.transport, conn.info)
+        return AgentFS(conn.transport, conn.info, conn.mount_env)
 
     def __await__(self) -> Generator[Any, None, AgentFS]:
         return self._open().__await__()

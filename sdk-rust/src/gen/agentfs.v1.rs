@@ -1054,6 +1054,10 @@ pub struct NetRuleSpec {
     /// Headers added at the boundary (secrets stay on the host side).
     #[prost(map="string, string", tag="3")]
     pub headers: ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    /// Let the prefix reach loopback, private and link-local addresses
+    /// (refused otherwise, after DNS resolution).
+    #[prost(bool, tag="4")]
+    pub allow_private: bool,
 }
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct ExecRequest {
@@ -1066,14 +1070,19 @@ pub struct ExecRequest {
     pub stdin: ::prost::alloc::vec::Vec<u8>,
     #[prost(map="string, string", tag="4")]
     pub env: ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
-    /// Readable and writable path prefixes; unset means everything.
+    /// Readable and writable path prefixes (absolute, literal: "/src"
+    /// allows /src and below; writable ones are readable too). Both empty
+    /// means everything, unless restrict_paths or default_deny make them
+    /// lists even when empty. Readable alone makes nothing writable;
+    /// writable alone leaves every path readable.
     #[prost(string, repeated, tag="5")]
     pub readable: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
     #[prost(string, repeated, tag="6")]
     pub writable: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
     #[prost(bool, tag="7")]
     pub restrict_paths: bool,
-    /// Commands that may run (empty: all) and that may not.
+    /// Commands that may run (empty: all, unless default_deny) and that may
+    /// not (builtins and bindings included).
     #[prost(string, repeated, tag="8")]
     pub allow: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
     #[prost(string, repeated, tag="9")]
@@ -1090,6 +1099,134 @@ pub struct ExecRequest {
     /// "bash" with its output), so the log has one entry per call.
     #[prost(bool, tag="13")]
     pub no_audit: bool,
+    /// Default deny: readable, writable and allow are allow-lists even when
+    /// empty, so nothing is readable, writable or runnable unless listed
+    /// (the shell's builtins, such as echo, cd and test, run unless denied;
+    /// the network is always closed unless a net rule opens it).
+    /// restrict_paths is implied.
+    #[prost(bool, tag="14")]
+    pub default_deny: bool,
+    /// Single limits replacing the profile's (0 keeps the profile's value);
+    /// the server's ceiling applies to the result.
+    #[prost(message, optional, tag="15")]
+    pub limit_values: ::core::option::Option<SandboxLimits>,
+}
+/// SandboxLimits are the limits of one script (0: no limit, except in
+/// ExecRequest.limit_values where 0 keeps the profile's value).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SandboxLimits {
+    /// Simple commands run (builtins, functions and utilities).
+    #[prost(int64, tag="1")]
+    pub max_commands: i64,
+    /// Interpreter steps (statements and loop iterations).
+    #[prost(int64, tag="2")]
+    pub max_steps: i64,
+    /// Nesting of shell functions.
+    #[prost(int64, tag="3")]
+    pub max_call_depth: i64,
+    /// Longest run, in milliseconds.
+    #[prost(int64, tag="4")]
+    pub wall_time_ms: i64,
+    /// Bytes of stdout and stderr returned to the caller.
+    #[prost(int64, tag="5")]
+    pub max_output_bytes: i64,
+    /// Bytes written to any stream, pipes included.
+    #[prost(int64, tag="6")]
+    pub max_stream_bytes: i64,
+    /// Bytes written to the agent filesystem.
+    #[prost(int64, tag="7")]
+    pub max_fs_write_bytes: i64,
+    /// Body of one network response.
+    #[prost(int64, tag="8")]
+    pub max_response_bytes: i64,
+    /// Longest network request, in milliseconds.
+    #[prost(int64, tag="9")]
+    pub net_timeout_ms: i64,
+    /// Memory one script may hold.
+    #[prost(int64, tag="10")]
+    pub max_memory_bytes: i64,
+    /// Background jobs ("cmd &") running at once.
+    #[prost(int64, tag="11")]
+    pub max_background: i64,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct PolicyRequest {
+    /// The options whose policy to show; script, stdin and dir are ignored.
+    #[prost(message, optional, tag="1")]
+    pub exec: ::core::option::Option<ExecRequest>,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct PolicyResponse {
+    #[prost(message, optional, tag="1")]
+    pub policy: ::core::option::Option<EffectivePolicy>,
+}
+/// EffectivePolicy is what a script may do, with every default filled in.
+/// Its JSON form (proto3 JSON, field names in lowerCamelCase) is what
+/// `agentfs sh --print-policy` prints and every SDK's policy() returns.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct EffectivePolicy {
+    #[prost(bool, tag="1")]
+    pub default_deny: bool,
+    /// False: every path of the agent filesystem is readable. True: only
+    /// those below readable or writable (writable ones are readable too);
+    /// symlinks are resolved before the check.
+    #[prost(bool, tag="2")]
+    pub restrict_reads: bool,
+    #[prost(string, repeated, tag="3")]
+    pub readable: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// Writes: the same, for the prefixes of writable.
+    #[prost(bool, tag="18")]
+    pub restrict_writes: bool,
+    #[prost(string, repeated, tag="4")]
+    pub writable: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// False: every utility may run. True: only those of allow (and the
+    /// shell's builtins).
+    #[prost(bool, tag="5")]
+    pub restrict_commands: bool,
+    #[prost(string, repeated, tag="6")]
+    pub allow: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// Commands that may never run, builtins included.
+    #[prost(string, repeated, tag="7")]
+    pub deny: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// The script's environment, with the defaults (HOME, PATH, USER,
+    /// LOGNAME, SHELL); nothing comes from the host.
+    #[prost(map="string, string", tag="8")]
+    pub env: ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    #[prost(string, tag="9")]
+    pub user: ::prost::alloc::string::String,
+    #[prost(uint32, tag="10")]
+    pub uid: u32,
+    #[prost(uint32, tag="11")]
+    pub gid: u32,
+    #[prost(string, tag="12")]
+    pub hostname: ::prost::alloc::string::String,
+    #[prost(uint32, tag="13")]
+    pub umask: u32,
+    /// Network rules: none means no network at all.
+    #[prost(message, repeated, tag="14")]
+    pub net: ::prost::alloc::vec::Vec<EffectiveNetRule>,
+    /// Limits profile name and values.
+    #[prost(string, tag="15")]
+    pub limits_profile: ::prost::alloc::string::String,
+    #[prost(message, optional, tag="16")]
+    pub limits: ::core::option::Option<SandboxLimits>,
+    /// Names of the bindings (host functions) the script may call.
+    #[prost(string, repeated, tag="17")]
+    pub bindings: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+}
+/// EffectiveNetRule is a network rule as audited: header values are
+/// secrets, so only their names are shown.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct EffectiveNetRule {
+    #[prost(string, tag="1")]
+    pub prefix: ::prost::alloc::string::String,
+    /// Empty: every method.
+    #[prost(string, repeated, tag="2")]
+    pub methods: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(string, repeated, tag="3")]
+    pub header_names: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    #[prost(bool, tag="4")]
+    pub allow_private: bool,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ExecResponse {
@@ -1259,6 +1396,48 @@ pub struct CloseShellRequest {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct CloseShellResponse {
 }
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct StreamProcessRequest {
+    /// Kill the process when it is still running this many milliseconds
+    /// after the call began (0: none). Over HTTP the Connect-Timeout-Ms
+    /// header does the same.
+    #[prost(uint32, tag="3")]
+    pub deadline_ms: u32,
+    #[prost(oneof="stream_process_request::Target", tags="1, 2")]
+    pub target: ::core::option::Option<stream_process_request::Target>,
+}
+/// Nested message and enum types in `StreamProcessRequest`.
+pub mod stream_process_request {
+    #[derive(Clone, PartialEq, ::prost::Oneof)]
+    pub enum Target {
+        /// Start this process (as StartProcess does).
+        #[prost(message, tag="1")]
+        Start(super::StartProcessRequest),
+        /// Stream a process started by StartProcess; output already read by
+        /// ReadProcess is not sent again.
+        #[prost(uint64, tag="2")]
+        Pid(u64),
+    }
+}
+/// StreamProcessResponse is one message of StreamProcess: the pid (first
+/// message), output chunks in order, or the exit status (last message).
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct StreamProcessResponse {
+    #[prost(uint64, tag="1")]
+    pub pid: u64,
+    #[prost(message, repeated, tag="2")]
+    pub chunks: ::prost::alloc::vec::Vec<ProcessChunk>,
+    /// Set in the last message, with the fields below as in
+    /// ReadProcessResponse.
+    #[prost(bool, tag="3")]
+    pub exited: bool,
+    #[prost(int32, tag="4")]
+    pub exit_code: i32,
+    #[prost(int32, tag="5")]
+    pub signal: i32,
+    #[prost(string, tag="6")]
+    pub limit: ::prost::alloc::string::String,
+}
 // The stdio protocol of `agentfs serve --stdio` (spec/PROTOCOL.md): each
 // frame is a 4-byte big-endian length followed by one Frame message.
 
@@ -1268,7 +1447,7 @@ pub struct CloseShellResponse {
 pub struct Frame {
     #[prost(uint64, tag="1")]
     pub id: u64,
-    #[prost(oneof="frame::Body", tags="2, 3, 4, 5, 6, 7, 8, 9")]
+    #[prost(oneof="frame::Body", tags="2, 3, 4, 5, 6, 7, 8, 9, 10")]
     pub body: ::core::option::Option<frame::Body>,
 }
 /// Nested message and enum types in `Frame`.
@@ -1297,6 +1476,11 @@ pub mod frame {
         /// Finish the in-flight calls, answer with Result, then exit.
         #[prost(message, tag="9")]
         Shutdown(super::Shutdown),
+        /// One message of the engine's answer to a server-streaming call
+        /// (ProcessService.StreamProcess) with this id; the Result frame of
+        /// the same id ends the stream.
+        #[prost(message, tag="10")]
+        Message(super::StreamMessage),
     }
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
@@ -1341,6 +1525,23 @@ pub struct OpenOptions {
     /// the engine's TURSO_DB_AUTH_TOKEN).
     #[prost(string, tag="11")]
     pub sync_token: ::prost::alloc::string::String,
+    /// Partial sync (docs/SYNC.md; `agentfs init --sync-partial-*`): a
+    /// database bootstrapped from sync_remote_url receives only part of the
+    /// remote, and the pages it lacks are fetched when read. Either the first
+    /// sync_partial_bootstrap_length bytes of the database or the pages the
+    /// server reads to run sync_partial_bootstrap_query, not both. Absent
+    /// pages come in aligned segments of sync_partial_segment_size bytes
+    /// (0: 131072); sync_partial_prefetch also fetches the pages a fetched
+    /// interior b-tree page points to. Used only when the database is
+    /// bootstrapped; an existing one keeps how it was made.
+    #[prost(int64, tag="12")]
+    pub sync_partial_bootstrap_length: i64,
+    #[prost(string, tag="13")]
+    pub sync_partial_bootstrap_query: ::prost::alloc::string::String,
+    #[prost(int64, tag="14")]
+    pub sync_partial_segment_size: i64,
+    #[prost(bool, tag="15")]
+    pub sync_partial_prefetch: bool,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Hello {
@@ -1382,6 +1583,12 @@ pub struct Result {
     #[prost(message, optional, tag="2")]
     pub error: ::core::option::Option<Error>,
 }
+/// StreamMessage is one serialized response message of a server stream.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct StreamMessage {
+    #[prost(bytes="vec", tag="1")]
+    pub payload: ::prost::alloc::vec::Vec<u8>,
+}
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Cancel {
 }
@@ -1393,6 +1600,166 @@ pub struct Pong {
 }
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct Shutdown {
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct OpenSessionRequest {
+    /// The session to resume or create ("": a new one).
+    #[prost(string, tag="1")]
+    pub session_id: ::prost::alloc::string::String,
+    /// "openai" or "anthropic" ("": the stored one, else from the engine's
+    /// environment).
+    #[prost(string, tag="2")]
+    pub provider: ::prost::alloc::string::String,
+    /// The model ("": the stored one, else AGENTFS_MODEL).
+    #[prost(string, tag="3")]
+    pub model: ::prost::alloc::string::String,
+    /// The API's base URL and key ("": the engine's OPENAI_BASE_URL /
+    /// OPENAI_API_KEY or ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY). The key is
+    /// never stored, logged or returned. An HTTP server refuses both
+    /// (PERMISSION_DENIED): its operator configures the model endpoint.
+    #[prost(string, tag="4")]
+    pub base_url: ::prost::alloc::string::String,
+    #[prost(string, tag="5")]
+    pub api_key: ::prost::alloc::string::String,
+    /// System prompt of a new session.
+    #[prost(string, tag="6")]
+    pub system: ::prost::alloc::string::String,
+    /// The sandbox of the tools: limits, commands (allow, deny), path rules
+    /// (readable, writable, restrict_paths) and net; script, dir, stdin,
+    /// bindings and no_audit are ignored.
+    #[prost(message, optional, tag="7")]
+    pub policy: ::core::option::Option<ExecRequest>,
+    /// Offer only these tools (empty: all eight).
+    #[prost(string, repeated, tag="8")]
+    pub tools: ::prost::alloc::vec::Vec<::prost::alloc::string::String>,
+    /// Leave out the tools that change the agent.
+    #[prost(bool, tag="9")]
+    pub read_only: bool,
+    /// Bounds (0: defaults): model turns per prompt, output tokens per turn,
+    /// bytes of one streamed response, milliseconds of one prompt.
+    #[prost(uint32, tag="10")]
+    pub max_turns: u32,
+    #[prost(uint32, tag="11")]
+    pub max_tokens: u32,
+    #[prost(uint64, tag="12")]
+    pub max_response_bytes: u64,
+    #[prost(uint32, tag="13")]
+    pub timeout_ms: u32,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SessionInfo {
+    #[prost(string, tag="1")]
+    pub session_id: ::prost::alloc::string::String,
+    #[prost(string, tag="2")]
+    pub provider: ::prost::alloc::string::String,
+    #[prost(string, tag="3")]
+    pub model: ::prost::alloc::string::String,
+    /// Messages of the stored conversation.
+    #[prost(uint32, tag="4")]
+    pub messages: u32,
+    #[prost(int64, tag="5")]
+    pub created_unix_ms: i64,
+    #[prost(int64, tag="6")]
+    pub updated_unix_ms: i64,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct OpenSessionResponse {
+    #[prost(message, optional, tag="1")]
+    pub session: ::core::option::Option<SessionInfo>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PromptRequest {
+    #[prost(string, tag="1")]
+    pub session_id: ::prost::alloc::string::String,
+    #[prost(string, tag="2")]
+    pub text: ::prost::alloc::string::String,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PromptResponse {
+}
+/// SessionEvent is one step of a prompt (core/session.Event).
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct SessionEvent {
+    /// "text", "tool_call", "tool_result", "error" or "done".
+    #[prost(string, tag="1")]
+    pub r#type: ::prost::alloc::string::String,
+    #[prost(string, tag="2")]
+    pub text: ::prost::alloc::string::String,
+    #[prost(string, tag="3")]
+    pub tool_call_id: ::prost::alloc::string::String,
+    #[prost(string, tag="4")]
+    pub tool_name: ::prost::alloc::string::String,
+    /// JSON.
+    #[prost(string, tag="5")]
+    pub arguments_json: ::prost::alloc::string::String,
+    #[prost(string, tag="6")]
+    pub result_json: ::prost::alloc::string::String,
+    #[prost(bool, tag="7")]
+    pub is_error: bool,
+    #[prost(string, tag="8")]
+    pub error: ::prost::alloc::string::String,
+    #[prost(string, tag="9")]
+    pub stop_reason: ::prost::alloc::string::String,
+    #[prost(uint32, tag="10")]
+    pub turn: u32,
+    #[prost(int64, tag="11")]
+    pub input_tokens: i64,
+    #[prost(int64, tag="12")]
+    pub output_tokens: i64,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ReadSessionEventsRequest {
+    #[prost(string, tag="1")]
+    pub session_id: ::prost::alloc::string::String,
+    /// Wait up to this long for an event when none is queued (the engine
+    /// caps it at 60000); 0 answers at once.
+    #[prost(uint32, tag="2")]
+    pub wait_ms: u32,
+    /// At most this many events (0: all queued).
+    #[prost(uint32, tag="3")]
+    pub max_events: u32,
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ReadSessionEventsResponse {
+    #[prost(message, repeated, tag="1")]
+    pub events: ::prost::alloc::vec::Vec<SessionEvent>,
+    /// No prompt is running and every event was read.
+    #[prost(bool, tag="2")]
+    pub idle: bool,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CancelPromptRequest {
+    #[prost(string, tag="1")]
+    pub session_id: ::prost::alloc::string::String,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CancelPromptResponse {
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CloseSessionRequest {
+    #[prost(string, tag="1")]
+    pub session_id: ::prost::alloc::string::String,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct CloseSessionResponse {
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListSessionsRequest {
+}
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ListSessionsResponse {
+    #[prost(message, repeated, tag="1")]
+    pub sessions: ::prost::alloc::vec::Vec<SessionInfo>,
+}
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct DeleteSessionRequest {
+    #[prost(string, tag="1")]
+    pub session_id: ::prost::alloc::string::String,
+}
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct DeleteSessionResponse {
+    #[prost(bool, tag="1")]
+    pub deleted: bool,
 }
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
 pub struct ToolCall {

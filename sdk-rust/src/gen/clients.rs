@@ -729,6 +729,8 @@ pub struct SandboxServiceClient {
 impl SandboxServiceClient {
     /// Procedure path of Exec.
     pub const EXEC: &'static str = "/agentfs.v1.SandboxService/Exec";
+    /// Procedure path of Policy.
+    pub const POLICY: &'static str = "/agentfs.v1.SandboxService/Policy";
 
     /// A client sending its calls through `t`.
     pub fn new(t: Arc<dyn Transport>) -> Self {
@@ -743,6 +745,19 @@ impl SandboxServiceClient {
     #[cfg(feature = "tokio")]
     pub async fn exec_async(&self, req: &pb::ExecRequest) -> io::Result<pb::ExecResponse> {
         transport::unary_async(&self.t, Self::EXEC, req).await
+    }
+
+    /// Policy returns the effective policy of an ExecRequest (defaults filled
+    /// in, nothing run), so that an operator can audit what a script may do.
+    /// A policy Exec would refuse (EINVAL) is refused here the same way.
+    pub fn policy(&self, req: &pb::PolicyRequest) -> io::Result<pb::PolicyResponse> {
+        transport::unary(&*self.t, Self::POLICY, req)
+    }
+
+    /// The async form of [`Self::policy`].
+    #[cfg(feature = "tokio")]
+    pub async fn policy_async(&self, req: &pb::PolicyRequest) -> io::Result<pb::PolicyResponse> {
+        transport::unary_async(&self.t, Self::POLICY, req).await
     }
 }
 
@@ -874,6 +889,112 @@ impl ProcessServiceClient {
     #[cfg(feature = "tokio")]
     pub async fn close_shell_async(&self, req: &pb::CloseShellRequest) -> io::Result<pb::CloseShellResponse> {
         transport::unary_async(&self.t, Self::CLOSE_SHELL, req).await
+    }
+}
+
+/// SessionService runs agent sessions inside the engine: a conversation
+/// with a model served over HTTP (OpenAI Chat Completions or Anthropic
+/// Messages, streamed) whose tool calls run the engine's agent tools on
+/// the agent (docs/SESSIONS.md). Prompt starts a prompt in the background;
+/// ReadSessionEvents returns its events as they come (waiting for some, as
+/// ReadProcess does), the last one of a prompt being "done". The
+/// conversation is stored in the agent, so a session resumes after the
+/// engine restarts. Open sessions belong to the connection on stdio and
+/// to the agent on HTTP.
+#[derive(Clone)]
+pub struct SessionServiceClient {
+    t: Arc<dyn Transport>,
+}
+
+impl SessionServiceClient {
+    /// Procedure path of OpenSession.
+    pub const OPEN_SESSION: &'static str = "/agentfs.v1.SessionService/OpenSession";
+    /// Procedure path of Prompt.
+    pub const PROMPT: &'static str = "/agentfs.v1.SessionService/Prompt";
+    /// Procedure path of ReadSessionEvents.
+    pub const READ_SESSION_EVENTS: &'static str = "/agentfs.v1.SessionService/ReadSessionEvents";
+    /// Procedure path of CancelPrompt.
+    pub const CANCEL_PROMPT: &'static str = "/agentfs.v1.SessionService/CancelPrompt";
+    /// Procedure path of CloseSession.
+    pub const CLOSE_SESSION: &'static str = "/agentfs.v1.SessionService/CloseSession";
+    /// Procedure path of ListSessions.
+    pub const LIST_SESSIONS: &'static str = "/agentfs.v1.SessionService/ListSessions";
+    /// Procedure path of DeleteSession.
+    pub const DELETE_SESSION: &'static str = "/agentfs.v1.SessionService/DeleteSession";
+
+    /// A client sending its calls through `t`.
+    pub fn new(t: Arc<dyn Transport>) -> Self {
+        Self { t }
+    }
+
+    pub fn open_session(&self, req: &pb::OpenSessionRequest) -> io::Result<pb::OpenSessionResponse> {
+        transport::unary(&*self.t, Self::OPEN_SESSION, req)
+    }
+
+    /// The async form of [`Self::open_session`].
+    #[cfg(feature = "tokio")]
+    pub async fn open_session_async(&self, req: &pb::OpenSessionRequest) -> io::Result<pb::OpenSessionResponse> {
+        transport::unary_async(&self.t, Self::OPEN_SESSION, req).await
+    }
+
+    pub fn prompt(&self, req: &pb::PromptRequest) -> io::Result<pb::PromptResponse> {
+        transport::unary(&*self.t, Self::PROMPT, req)
+    }
+
+    /// The async form of [`Self::prompt`].
+    #[cfg(feature = "tokio")]
+    pub async fn prompt_async(&self, req: &pb::PromptRequest) -> io::Result<pb::PromptResponse> {
+        transport::unary_async(&self.t, Self::PROMPT, req).await
+    }
+
+    pub fn read_session_events(&self, req: &pb::ReadSessionEventsRequest) -> io::Result<pb::ReadSessionEventsResponse> {
+        transport::unary(&*self.t, Self::READ_SESSION_EVENTS, req)
+    }
+
+    /// The async form of [`Self::read_session_events`].
+    #[cfg(feature = "tokio")]
+    pub async fn read_session_events_async(&self, req: &pb::ReadSessionEventsRequest) -> io::Result<pb::ReadSessionEventsResponse> {
+        transport::unary_async(&self.t, Self::READ_SESSION_EVENTS, req).await
+    }
+
+    pub fn cancel_prompt(&self, req: &pb::CancelPromptRequest) -> io::Result<pb::CancelPromptResponse> {
+        transport::unary(&*self.t, Self::CANCEL_PROMPT, req)
+    }
+
+    /// The async form of [`Self::cancel_prompt`].
+    #[cfg(feature = "tokio")]
+    pub async fn cancel_prompt_async(&self, req: &pb::CancelPromptRequest) -> io::Result<pb::CancelPromptResponse> {
+        transport::unary_async(&self.t, Self::CANCEL_PROMPT, req).await
+    }
+
+    pub fn close_session(&self, req: &pb::CloseSessionRequest) -> io::Result<pb::CloseSessionResponse> {
+        transport::unary(&*self.t, Self::CLOSE_SESSION, req)
+    }
+
+    /// The async form of [`Self::close_session`].
+    #[cfg(feature = "tokio")]
+    pub async fn close_session_async(&self, req: &pb::CloseSessionRequest) -> io::Result<pb::CloseSessionResponse> {
+        transport::unary_async(&self.t, Self::CLOSE_SESSION, req).await
+    }
+
+    pub fn list_sessions(&self, req: &pb::ListSessionsRequest) -> io::Result<pb::ListSessionsResponse> {
+        transport::unary(&*self.t, Self::LIST_SESSIONS, req)
+    }
+
+    /// The async form of [`Self::list_sessions`].
+    #[cfg(feature = "tokio")]
+    pub async fn list_sessions_async(&self, req: &pb::ListSessionsRequest) -> io::Result<pb::ListSessionsResponse> {
+        transport::unary_async(&self.t, Self::LIST_SESSIONS, req).await
+    }
+
+    pub fn delete_session(&self, req: &pb::DeleteSessionRequest) -> io::Result<pb::DeleteSessionResponse> {
+        transport::unary(&*self.t, Self::DELETE_SESSION, req)
+    }
+
+    /// The async form of [`Self::delete_session`].
+    #[cfg(feature = "tokio")]
+    pub async fn delete_session_async(&self, req: &pb::DeleteSessionRequest) -> io::Result<pb::DeleteSessionResponse> {
+        transport::unary_async(&self.t, Self::DELETE_SESSION, req).await
     }
 }
 

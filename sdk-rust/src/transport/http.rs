@@ -2,13 +2,16 @@
 //! http` (spec/PROTOCOL.md): `POST {base}{procedure}` with the serialized
 //! request as `application/proto`, a bearer token when given, and the
 //! agent's id in `Agentfs-Agent`. Failures come back as a JSON body whose
-//! `agentfs.v1.Error` detail carries the errno and path.
+//! `agentfs.v1.Error` detail carries the errno and path. A server stream
+//! (`ProcessService/StreamProcess`) uses Connect's streaming protocol on
+//! a connection of its own, read an envelope at a time as the caller asks.
 
-use std::io;
+use std::io::{self, Read};
+use std::sync::{Arc, Mutex, Weak};
 
 use prost::Message;
 
-use super::Transport;
+use super::{Feed, Pull, Transport};
 use crate::error;
 use crate::pb;
 
@@ -29,6 +32,9 @@ pub struct Http {
     base: String,
     auth: Option<String>,
     agent_id: String,
+    /// The streams in flight: close ends them (the server then kills
+    /// their processes), as the stdio transport's close does.
+    streams: Mutex<Vec<Weak<Feed>>>,
 }
 
 impl Http {
@@ -40,15 +46,12 @@ impl Http {
             base: cfg.url.trim_end_matches('/').to_string(),
             auth: cfg.token.filter(|t| !t.is_empty()).map(|t| format!("Bearer {t}")),
             agent_id: cfg.agent,
+            streams: Mutex::new(Vec::new()),
         }
     }
-}
 
-impl Transport for Http {
-    fn call(&self, procedure: &'static str, payload: Vec<u8>) -> io::Result<Vec<u8>> {
-        let url = format!("{}{procedure}", self.base);
-        let mut req =
-            self.agent.post(&url).header("Content-Type", "application/proto").header("Connect-Protocol-Version", "1");
+    fn post(&self, url: &str, content_type: &str, procedure: &str) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+        let mut req = self.agent.post(url).header("Content-Type", content_type).header("Connect-Protocol-Version", "1");
         if let Some(a) = &self.auth {
             req = req.header("Authorization", a);
         }
@@ -59,6 +62,62 @@ impl Transport for Http {
         if per_agent && !self.agent_id.is_empty() {
             req = req.header("Agentfs-Agent", &self.agent_id);
         }
+        req
+    }
+}
+
+/// The body of a Connect server stream, read one envelope (a flags byte,
+/// a 4-byte big-endian length, the message) per `next`.
+struct Envelopes {
+    body: ureq::BodyReader<'static>,
+    procedure: &'static str,
+    url: String,
+}
+
+impl Pull for Envelopes {
+    fn next(&mut self) -> io::Result<Option<Vec<u8>>> {
+        let broken = |e: io::Error| {
+            let msg = if e.kind() == io::ErrorKind::UnexpectedEof {
+                "the stream ended without its end message".to_string()
+            } else {
+                e.to_string()
+            };
+            error::other(pb::ErrorKind::Unavailable, format!("POST {}: {msg}", self.url))
+        };
+        let mut head = [0u8; 5];
+        self.body.read_exact(&mut head).map_err(broken)?;
+        let n = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+        if n > 1 << 30 {
+            return Err(error::other(pb::ErrorKind::Internal, format!("{}: an envelope of {n} bytes", self.procedure)));
+        }
+        let mut msg = vec![0u8; n];
+        self.body.read_exact(&mut msg).map_err(broken)?;
+        if head[0] & 0x02 != 0 {
+            // The end: `{}` or `{"error": {...}}` as a unary error's body.
+            // Reading the body's end too lets ureq keep the connection for
+            // the next call (nothing follows the end envelope).
+            let _ = io::copy(&mut self.body, &mut io::sink());
+            let v: serde_json::Value = serde_json::from_slice(&msg).unwrap_or(serde_json::Value::Null);
+            return match v.get("error") {
+                Some(e) if !e.is_null() => Err(connect_error(self.procedure, 200, e.to_string().as_bytes())),
+                _ => Ok(None),
+            };
+        }
+        if head[0] & 0x01 != 0 {
+            // Compression is never asked for (no Connect-Accept-Encoding).
+            return Err(error::other(
+                pb::ErrorKind::Internal,
+                format!("{}: a compressed stream message that was not asked for", self.procedure),
+            ));
+        }
+        Ok(Some(msg))
+    }
+}
+
+impl Transport for Http {
+    fn call(&self, procedure: &'static str, payload: Vec<u8>) -> io::Result<Vec<u8>> {
+        let url = format!("{}{procedure}", self.base);
+        let req = self.post(&url, "application/proto", procedure);
         let mut resp = req.send(&payload[..]).map_err(|e| unavailable(&url, e))?;
         let status = resp.status().as_u16();
         let body = resp.body_mut().with_config().limit(u64::MAX).read_to_vec().map_err(|e| unavailable(&url, e))?;
@@ -79,7 +138,44 @@ impl Transport for Http {
         Ok(())
     }
 
+    fn stream(&self, procedure: &'static str, payload: Vec<u8>) -> Option<io::Result<Arc<Feed>>> {
+        Some((|| {
+            let url = format!("{}{procedure}", self.base);
+            let mut body = Vec::with_capacity(5 + payload.len());
+            body.push(0);
+            body.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+            body.extend_from_slice(&payload);
+            let mut resp = self
+                .post(&url, "application/connect+proto", procedure)
+                .send(&body[..])
+                .map_err(|e| unavailable(&url, e))?;
+            let status = resp.status().as_u16();
+            if status != 200 {
+                let b = resp.body_mut().read_to_vec().map_err(|e| unavailable(&url, e))?;
+                return Err(connect_error(procedure, status, &b));
+            }
+            // No limit: a stream is as long as its process's output, and
+            // it is read a message at a time.
+            let reader = resp.into_body().into_with_config().limit(u64::MAX).reader();
+            let feed = Feed::pulling(Box::new(Envelopes { body: reader, procedure, url }));
+            let mut streams = self.streams.lock().unwrap_or_else(|p| p.into_inner());
+            streams.retain(|w| w.strong_count() > 0);
+            streams.push(Arc::downgrade(&feed));
+            Ok(feed)
+        })())
+    }
+
+    fn stream_blocks(&self) -> bool {
+        true
+    }
+
     fn close(&self) -> io::Result<()> {
+        let streams = std::mem::take(&mut *self.streams.lock().unwrap_or_else(|p| p.into_inner()));
+        // A stream whose read is in flight (an async read that was
+        // dropped) ends with its process: the agent's close does not wait.
+        for f in streams.iter().filter_map(Weak::upgrade) {
+            f.close();
+        }
         Ok(())
     }
 }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use prost::Message;
 
-use super::{Slot, Transport};
+use super::{Feed, Slot, Transport};
 use crate::error;
 use crate::pb;
 use crate::pb::frame::Body;
@@ -68,6 +68,8 @@ struct Shared {
 
 struct Pending {
     calls: HashMap<u64, Arc<Slot>>,
+    /// Server streams in flight: their Frame.message frames and Result.
+    streams: HashMap<u64, Arc<Feed>>,
     /// Why no more calls can be made, once the connection is over.
     closed: Option<String>,
 }
@@ -96,7 +98,7 @@ impl Stdio {
         let shared = Arc::new(Shared {
             served: Mutex::new(HashMap::new()),
             writer: Mutex::new(Some(stdin)),
-            pending: Mutex::new(Pending { calls: HashMap::new(), closed: None }),
+            pending: Mutex::new(Pending { calls: HashMap::new(), streams: HashMap::new(), closed: None }),
             child: Mutex::new(child),
             stderr_tail: tail,
             engine: cfg.engine.clone(),
@@ -204,6 +206,42 @@ impl Transport for Stdio {
         slot.wait()
     }
 
+    fn stream(&self, procedure: &'static str, payload: Vec<u8>) -> Option<io::Result<Arc<Feed>>> {
+        Some((|| {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let buf =
+                encode(&pb::Frame { id, body: Some(Body::Call(pb::Call { method: procedure.into(), payload })) })?;
+            let feed = Feed::new();
+            {
+                let mut p = self.shared.lock_pending();
+                if let Some(why) = &p.closed {
+                    return Err(error::other(pb::ErrorKind::Unavailable, format!("{procedure}: {why}")));
+                }
+                p.streams.insert(id, Arc::clone(&feed));
+            }
+            if let Err(e) = self.shared.write(&buf) {
+                // As in send_new: a dead engine's end reaches the feed
+                // through the reader; a connection closed here does not.
+                if self.shared.writer.lock().unwrap_or_else(|p| p.into_inner()).is_none() {
+                    self.shared.lock_pending().streams.remove(&id);
+                    return Err(error::other(pb::ErrorKind::Unavailable, format!("{procedure}: {e}")));
+                }
+            }
+            // Closing the feed cancels the call; the Result (CANCELED)
+            // still ends it through the reader. Weak: the feed is held by
+            // the pending table, which Shared holds.
+            let shared = Arc::downgrade(&self.shared);
+            feed.on_close(Box::new(move || {
+                if let Some(sh) = shared.upgrade() {
+                    if sh.lock_pending().streams.contains_key(&id) {
+                        let _ = sh.send(&pb::Frame { id, body: Some(Body::Cancel(pb::Cancel {})) });
+                    }
+                }
+            }));
+            Ok(feed)
+        })())
+    }
+
     fn ping(&self) -> io::Result<()> {
         let (_, slot) = self.send_new("ping", |id| pb::Frame { id, body: Some(Body::Ping(pb::Ping {})) })?;
         slot.wait().map(|_| ())
@@ -294,6 +332,21 @@ impl Shared {
                 Err(e) => break format!("reading from the engine: {e}"),
             };
             match frame.body {
+                Some(Body::Message(m)) => {
+                    let feed = self.lock_pending().streams.get(&frame.id).cloned();
+                    if let Some(feed) = feed {
+                        feed.push(Ok(Some(m.payload)));
+                    }
+                }
+                Some(Body::Result(res)) if self.lock_pending().streams.contains_key(&frame.id) => {
+                    // The end of a server stream.
+                    if let Some(feed) = self.lock_pending().streams.remove(&frame.id) {
+                        feed.push(match res.error {
+                            Some(e) => Err(error::from_pb(e)),
+                            None => Ok(None),
+                        });
+                    }
+                }
                 Some(Body::Result(res)) => {
                     let slot = self.lock_pending().calls.remove(&frame.id);
                     if let Some(slot) = slot {
@@ -359,11 +412,14 @@ impl Shared {
             let detail = if why.is_empty() { String::new() } else { format!(" ({why})") };
             format!("agentfs engine {} {status}{detail}{}", self.engine.display(), self.stderr_quote())
         };
-        let calls: Vec<_> = {
+        let (calls, streams): (Vec<_>, Vec<_>) = {
             let mut p = self.lock_pending();
             p.closed = Some(why.clone());
-            p.calls.drain().collect()
+            (p.calls.drain().collect(), p.streams.drain().collect())
         };
+        for (_, feed) in streams {
+            feed.push(Err(error::other(pb::ErrorKind::Unavailable, why.clone())));
+        }
         for (_, slot) in calls {
             slot.fill(Err(error::other(pb::ErrorKind::Unavailable, why.clone())));
         }
@@ -463,6 +519,7 @@ fn body_name(b: &Body) -> &'static str {
         Body::Ping(_) => "Ping",
         Body::Pong(_) => "Pong",
         Body::Shutdown(_) => "Shutdown",
+        Body::Message(_) => "Message",
     }
 }
 

@@ -7,7 +7,7 @@ use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use agentfs::{AgentFS, ErrorExt, Options, RemoveOptions, ToolRecord};
@@ -64,18 +64,50 @@ pub struct Server {
     child: Child,
     pub url: String,
     pub data: PathBuf,
+    /// The server's request log (started with `start_logged`).
+    log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
     /// Starts a server; with a token, every call must carry it.
     pub fn start(token: Option<&str>) -> Server {
+        Server::launch(token, true)
+    }
+
+    /// Starts a server that logs its requests, for [`Server::requests`].
+    pub fn start_logged() -> Server {
+        Server::launch(None, false)
+    }
+
+    /// How many requests of `procedure` the server logged (a request is
+    /// logged when it ends).
+    pub fn requests(&self, procedure: &str) -> usize {
+        let pat = format!("POST {procedure} ");
+        self.log.lock().unwrap().iter().filter(|l| l.contains(&pat)).count()
+    }
+
+    /// How many client connections (address:port) the logged requests
+    /// came over.
+    pub fn connections(&self) -> usize {
+        let log = self.log.lock().unwrap();
+        let addrs: std::collections::HashSet<&str> = log
+            .iter()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace().skip_while(|w| !w.starts_with("127.0.0.1:"));
+                w.next()
+            })
+            .collect();
+        addrs.len()
+    }
+
+    fn launch(token: Option<&str>, quiet: bool) -> Server {
         let data = scratch("http");
         let mut cmd = Command::new(engine());
-        cmd.args(["serve", "http", "--listen", "127.0.0.1:0", "--quiet", "--data"])
-            .arg(&data)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        cmd.args(["serve", "http", "--listen", "127.0.0.1:0"]);
+        if quiet {
+            cmd.arg("--quiet");
+        }
+        cmd.arg("--data").arg(&data).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         match token {
             Some(t) => cmd.env("AGENTFS_TOKEN", t),
             None => cmd.env_remove("AGENTFS_TOKEN"),
@@ -86,10 +118,15 @@ impl Server {
         // listens; read it on a thread so a silent server fails the test
         // instead of hanging it.
         let (tx, rx) = mpsc::channel();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let lines = Arc::clone(&log);
         std::thread::spawn(move || {
             let mut sent = false;
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
+                if !quiet {
+                    lines.lock().unwrap().push(line.clone());
+                }
                 if !sent {
                     if let Some(i) = line.find("at http://") {
                         let url: String = line[i + 3..].split_whitespace().next().unwrap().to_string();
@@ -100,7 +137,7 @@ impl Server {
             }
         });
         let url = rx.recv_timeout(Duration::from_secs(60)).expect("agentfs serve http did not say where it listens");
-        Server { child, url, data }
+        Server { child, url, data, log }
     }
 
     /// Kills the server (SIGKILL).

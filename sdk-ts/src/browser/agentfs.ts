@@ -47,6 +47,29 @@ export interface AgentFSOptions {
   url?: string;
   /** Bearer token for the HTTP server. */
   token?: string;
+  /**
+   * Encryption at rest: the key as hex or bytes (16 or 32 bytes, as the
+   * cipher needs). The database in OPFS (and its rollback journal) and the
+   * bytes of exportDatabase() are then encrypted in the format of the CLI's
+   * --key/--cipher (Turso's), and open there with the same key.
+   */
+  encryptionKey?: string | Uint8Array;
+  /** Cipher of a new encrypted database (default aegis256, or aegis128l for a 16-byte key; an existing file names its own). */
+  cipher?: "aes128gcm" | "aes256gcm" | "aegis128l" | "aegis128x2" | "aegis128x4" | "aegis256" | "aegis256x2" | "aegis256x4";
+}
+
+/** The key as bytes: hex text (as the CLI's --key) or bytes. */
+function keyBytes(key: string | Uint8Array | undefined): Uint8Array {
+  if (key === undefined) return new Uint8Array();
+  if (typeof key !== "string") return Uint8Array.from(key);
+  const hex = key.trim();
+  if (!/^([0-9a-fA-F]{2})+$/.test(hex)) {
+    // Never repeat the key: only its length.
+    throw kindError("INVALID_ARGUMENT", `encryptionKey is not hexadecimal (${hex.length} characters): give 32 or 64 hex digits, or the key's bytes`);
+  }
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
 }
 
 // Calls that never change the database: every other call is followed by a
@@ -179,7 +202,9 @@ export class AgentFS {
     const name = `/browser/${file ?? `memory-${++temporaries}-${Date.now()}`}`;
     try {
       engine = await loadWasm(options.wasm);
-      const open = { path: name, noCreate: options.noCreate ?? false, readOnly, chunkSize: BigInt(options.chunkSize ?? 0) };
+      const key = keyBytes(options.encryptionKey);
+      const cipher = options.cipher ?? "";
+      const open = { path: name, noCreate: options.noCreate ?? false, readOnly, chunkSize: BigInt(options.chunkSize ?? 0), encryptionKey: key, cipher };
       if (file && !readOnly && syncHandles()) {
         // In place: SQLite opens the OPFS file itself (a hot journal left
         // by a worker that died mid-commit is rolled back right here).
@@ -201,7 +226,7 @@ export class AgentFS {
       // pages to put back (a page reads files whole, so it plays the
       // journal back itself before it uses or saves the bytes).
       const journal = file && !options.data ? await readOpfs(`${file}-journal`) : undefined;
-      if (bytes && journal) bytes = engine.rollback(bytes, journal);
+      if (bytes && journal) bytes = engine.rollback(bytes, journal, key, cipher);
       if (bytes) engine.load(name, bytes);
       const t = await StdioTransport.start({ addon: engine, open });
       const e = engine;

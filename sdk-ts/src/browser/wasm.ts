@@ -4,23 +4,18 @@
 
 import { kindError } from "../errors.js";
 import type { WasmEngine } from "../wasm.js";
+import { engineError, linkCore, runGo, type CoreExports, type GoRuntime } from "../wasmlink.js";
 
 export type { WasmEngine } from "../wasm.js";
 
 /** What agentfs.wasm puts on globalThis.__agentfsWasm (wasm/main_js.go). */
-interface WasmExports {
-  start(onData: (chunk: Uint8Array | null, endMessage?: string) => void): number;
-  write(handle: number, bytes: Uint8Array): void;
-  end(handle: number): void;
-  call(handle: number, method: Uint8Array, payload: Uint8Array): Uint8Array;
-  submit(handle: number, id: number, method: Uint8Array, head: Uint8Array, data?: Uint8Array): void;
+interface WasmExports extends CoreExports {
   load(path: string, bytes: Uint8Array, wal?: Uint8Array): undefined | { error: string; code: string };
   save(path: string): Uint8Array | { error: string; code: string };
   drop(path: string): void;
   attachFiles(path: string, db: SyncAccessHandle, journal: SyncAccessHandle): void;
   detachFiles(path: string): void;
-  rollback(db: Uint8Array, journal: Uint8Array): Uint8Array | { error: string; code: string };
-  version: string;
+  rollback(db: Uint8Array, journal: Uint8Array, key?: Uint8Array, cipher?: string): Uint8Array | { error: string; code: string };
 }
 
 /** The parts of a FileSystemSyncAccessHandle (OPFS, dedicated workers) the engine uses. */
@@ -39,8 +34,8 @@ export interface BrowserEngine extends WasmEngine {
   attachFiles(path: string, db: SyncAccessHandle, journal: SyncAccessHandle): void;
   /** Forgets path's files (once its agents are closed). */
   detachFiles(path: string): void;
-  /** The database's bytes with its hot rollback journal played back (a writer died mid-commit). */
-  rollback(db: Uint8Array, journal: Uint8Array): Uint8Array;
+  /** The database's bytes with its hot rollback journal played back (a writer died mid-commit); an encrypted one needs its key. */
+  rollback(db: Uint8Array, journal: Uint8Array, key?: Uint8Array, cipher?: string): Uint8Array;
 }
 
 /**
@@ -95,18 +90,10 @@ async function instantiate(url: string): Promise<BrowserEngine> {
   const { instance } = (res.headers.get("content-type") ?? "").startsWith("application/wasm")
     ? await g.WebAssembly.instantiateStreaming(res, go.importObject)
     : await g.WebAssembly.instantiate(new Uint8Array(await res.arrayBuffer()), go.importObject);
-  g.__agentfsWasm = undefined;
-  void go.run(instance); // runs main until it waits for calls
-  const x = g.__agentfsWasm as WasmExports | undefined;
+  const x = runGo<WasmExports>(go, instance);
   if (!x) throw kindError("UNAVAILABLE", `${url} is not the agentfs WASM engine (it set no globalThis.__agentfsWasm)`);
-  const buf = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
   return {
-    version: x.version,
-    start: (onData) => x.start((chunk, end) => onData(chunk ? buf(chunk) : null, end)),
-    write: (h, b) => x.write(h, b),
-    end: (h) => x.end(h),
-    call: (h, m, p) => buf(x.call(h, m, p)),
-    submit: (h, id, m, head, data) => x.submit(h, id, m, head, data),
+    ...linkCore(x),
     // A page's event loop never exits: nothing to hold.
     ref: () => {},
     load: (p, b, w) => {
@@ -121,22 +108,12 @@ async function instantiate(url: string): Promise<BrowserEngine> {
     drop: (p) => x.drop(p),
     attachFiles: (p, db, journal) => x.attachFiles(p, db, journal),
     detachFiles: (p) => x.detachFiles(p),
-    rollback: (db, journal) => {
-      const r = x.rollback(db, journal);
+    rollback: (db, journal, key, cipher) => {
+      const r = key?.length ? x.rollback(db, journal, key, cipher ?? "") : x.rollback(db, journal);
       if (r instanceof Uint8Array) return r;
       throw engineError(r);
     },
   };
-}
-
-function engineError(r: { error: string; code: string }): Error {
-  return Object.assign(kindError(r.code === "ENOENT" ? "NOT_FOUND" : "INTERNAL", r.error), { code: r.code });
-}
-
-/** The part of Go's wasm_exec.js runtime used here. */
-interface GoRuntime {
-  importObject: object;
-  run(instance: object): Promise<void>;
 }
 
 /** The parts of fetch and WebAssembly used here (this project's TypeScript libs have no DOM). */

@@ -5,6 +5,11 @@
 // driver_host.go): a value is a tag byte (0 null, 1 int64, 2 float64,
 // 3 text, 4 blob) and its bytes, little-endian; rows are the column
 // count, the column names, the row count and the values row by row.
+// A statement's text crosses once (prepare numbers it); its arguments
+// and rows cross through two buffers the object keeps (args, out), so a
+// statement is one call with numbers in and a number out: every string
+// and every JavaScript value that Go takes or makes costs it a decode or
+// an allocation with a finalizer.
 
 /** The part of a Durable Object's ctx.storage the engine uses. */
 export interface CloudflareStorage {
@@ -30,24 +35,62 @@ export interface SqlStorageCursor<T = Record<string, unknown>> {
 
 /** What the engine's attach(path, host) takes (store.AttachHost). */
 export interface SqlHost {
-  exec(query: string, args?: Uint8Array): Uint8Array | string;
+  /** Numbers a statement's text for exec. */
+  prepare(query: string): number;
+  /**
+   * Runs a statement (its number, or its text) with its arguments (the
+   * first n bytes of args, or an array of their own) and writes its rows
+   * into out: answers their length, or an error message.
+   */
+  exec(query: number | string, args: number | Uint8Array): number | string;
+  /** The buffer of arguments, and its replacement by one of at least n bytes. */
+  readonly args: Uint8Array;
+  grow(n: number): void;
+  /** The buffer of rows, and its replacement by a small one after large rows. */
+  readonly out: Uint8Array;
+  shrink(): void;
   tx(body: () => boolean): string | null;
 }
 
 const ROLLBACK = Symbol("rollback");
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
+const SMALL = 4096;
 
 /** sqlHost makes storage the engine's database. */
 export function sqlHost(storage: CloudflareStorage): SqlHost {
+  const queries: string[] = [];
+  let args = new Uint8Array(SMALL);
+  const w = new Writer();
   return {
-    exec(query, args) {
+    prepare(query) {
+      return queries.push(query) - 1;
+    },
+    exec(query, a) {
       try {
-        const cur = args ? storage.sql.exec(query, ...decodeArgs(args)) : storage.sql.exec(query);
-        return encodeRows(cur.columnNames, cur.raw());
+        const q = typeof query === "number" ? queries[query] : query;
+        const b = typeof a === "number" ? args.subarray(0, a) : a;
+        const cur = b.byteLength > 0 ? storage.sql.exec(q, ...decodeArgs(b)) : storage.sql.exec(q);
+        w.n = 0;
+        encodeRows(w, cur.columnNames, cur.raw());
+        return w.n;
       } catch (e) {
         return message(e);
       }
+    },
+    get args() {
+      return args;
+    },
+    grow(n) {
+      let size = args.byteLength * 2;
+      while (size < n) size *= 2;
+      args = new Uint8Array(size);
+    },
+    get out() {
+      return w.buf;
+    },
+    shrink() {
+      w.reset();
     },
     tx(body) {
       try {
@@ -78,10 +121,12 @@ function decodeArgs(b: Uint8Array): unknown[] {
         out.push(null);
         break;
       case 1: {
-        const n = v.getBigInt64(p, true);
+        // Numbers where exact (read as two halves: no BigInt made);
+        // larger integers as BigInt.
+        const lo = v.getUint32(p, true);
+        const hi = v.getInt32(p + 4, true);
+        out.push(hi >= -0x200000 && hi < 0x200000 ? hi * 0x100000000 + lo : v.getBigInt64(p, true));
         p += 8;
-        // Numbers where exact; larger integers as BigInt.
-        out.push(n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n);
         break;
       }
       case 2:
@@ -105,11 +150,17 @@ function decodeArgs(b: Uint8Array): unknown[] {
   return out;
 }
 
-/** A growing buffer for encodeRows. */
+/** A growing buffer for encodeRows, kept from one statement to the next. */
 class Writer {
-  buf = new Uint8Array(256);
+  buf = new Uint8Array(SMALL);
   view = new DataView(this.buf.buffer);
   n = 0;
+
+  reset(): void {
+    this.buf = new Uint8Array(SMALL);
+    this.view = new DataView(this.buf.buffer);
+    this.n = 0;
+  }
 
   need(k: number): void {
     if (this.n + k <= this.buf.byteLength) return;
@@ -144,8 +195,7 @@ class Writer {
   }
 }
 
-function encodeRows(cols: string[], rows: IterableIterator<unknown[]>): Uint8Array {
-  const w = new Writer();
+function encodeRows(w: Writer, cols: string[], rows: IterableIterator<unknown[]>): void {
   w.u32(cols.length);
   for (const c of cols) w.text(c);
   const countAt = w.n;
@@ -158,8 +208,11 @@ function encodeRows(cols: string[], rows: IterableIterator<unknown[]>): Uint8Arr
       else if (typeof x === "number") {
         w.need(9);
         if (Number.isSafeInteger(x)) {
+          // Two halves, no BigInt made: hi is x's floor division by 2^32.
+          const hi = Math.floor(x / 0x100000000);
           w.buf[w.n] = 1;
-          w.view.setBigInt64(w.n + 1, BigInt(x), true);
+          w.view.setUint32(w.n + 1, x - hi * 0x100000000, true);
+          w.view.setInt32(w.n + 5, hi, true);
         } else {
           w.buf[w.n] = 2;
           w.view.setFloat64(w.n + 1, x, true);
@@ -186,5 +239,4 @@ function encodeRows(cols: string[], rows: IterableIterator<unknown[]>): Uint8Arr
     }
   }
   w.view.setUint32(countAt, count, true);
-  return w.buf.subarray(0, w.n);
 }

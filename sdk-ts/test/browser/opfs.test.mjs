@@ -7,10 +7,11 @@
 // write, and two tabs exclude each other as pages do.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launch, openPage, profileDir, serve } from "./harness.mjs";
+import { ENGINE, launch, openPage, profileDir, serve } from "./harness.mjs";
 
 let server, ctx, profile;
 before(async () => {
@@ -218,4 +219,55 @@ test("browser worker: two tabs' workers on one agent: EBUSY, or wait; pages and 
   assert.deepEqual(readers, { out: ["worker of tab two", "x"], w: "EROFS" });
   await one.close();
   await two.close();
+});
+
+// Encryption at rest in the browser: a worker writes an encrypted agent in
+// place; the OPFS file holds no plaintext (the rollback journal is empty
+// between commits; core/store's TestCryptJS_PageFilesCrashRollsBack checks
+// it mid-commit); a page opens it with the key (whole-file load) and
+// refuses it without; the exported bytes open in the CLI with the key.
+test("browser worker: an encrypted agent in OPFS, opened by a page and by the CLI with the key", async (t) => {
+  const key = "7e".repeat(32);
+  const page = await openPage(ctx, server.origin);
+  const r = await page.evaluate(async (key) => {
+    const w = startWorker();
+    await w.run(async (sdk, key) => {
+      const a = await sdk.AgentFS.open({ id: "secret", encryptionKey: key, cipher: "aes256gcm" });
+      await a.fs.writeFile("/secret.txt", "MARKER-OPFS-SECRET");
+      await a.fs.writeFile("/big.bin", new TextEncoder().encode("MARKER-OPFS-BIG ".repeat(20000)));
+      await a.fs.writeFile("/big.bin", new TextEncoder().encode("MARKER-OPFS-NEW ".repeat(20000)));
+      await a.close();
+    }, key);
+    w.terminate();
+    const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle(".agentfs");
+    const bytes = async (n) => new Uint8Array(await (await (await dir.getFileHandle(n)).getFile()).arrayBuffer());
+    const db = await bytes("secret.db");
+    const journal = await bytes("secret.db-journal");
+    const text = (b) => new TextDecoder("latin1").decode(b);
+    const none = await failure(() => sdk.AgentFS.open({ id: "secret" }));
+    const a = await sdk.AgentFS.open({ id: "secret", encryptionKey: key });
+    const back = await a.fs.readFile("/secret.txt", "utf8");
+    const exported = await a.exportDatabase();
+    await a.close();
+    return {
+      head: text(db.subarray(0, 5)),
+      plain: ["MARKER-OPFS", "SQLite format 3"].filter((m) => text(db).includes(m) || text(journal).includes(m)),
+      none: none.message,
+      back,
+      exported: b64(exported),
+    };
+  }, key);
+  assert.equal(r.head, "Turso");
+  assert.deepEqual(r.plain, []);
+  assert.match(r.none, /the database is encrypted/);
+  assert.equal(r.back, "MARKER-OPFS-SECRET");
+  const dir = mkdtempSync(join(tmpdir(), "agentfs-opfs-crypt-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const db = join(dir, "secret.db");
+  writeFileSync(db, Buffer.from(r.exported, "base64"));
+  const env = { ...process.env, AGENTFS_KEY: key };
+  assert.equal(execFileSync(ENGINE, ["fs", db, "cat", "/secret.txt"], { encoding: "utf8", env }), "MARKER-OPFS-SECRET");
+  execFileSync(ENGINE, ["fsck", db], { env });
+  assert.deepEqual(page.errors, []);
+  await page.close();
 });

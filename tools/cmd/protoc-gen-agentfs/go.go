@@ -41,7 +41,7 @@ func emitGo(p *protogen.Plugin, services []*protogen.Service) error {
 		g.P("// ", name, "Methods maps each procedure of ", s.Desc.FullName(), " to h.")
 		g.P("func ", name, "Methods(h ", connectPkg.Ident(name+"Handler"), ") map[string]Func {")
 		g.P("return map[string]Func{")
-		for _, m := range s.Methods {
+		for _, m := range unary(s) {
 			g.P(connectPkg.Ident(name+m.GoName+"Procedure"), ": func(ctx ", ctx, ", b []byte) (", protoPkg.Ident("Message"), ", error) {")
 			g.P("req := new(", m.Input.GoIdent, ")")
 			g.P("if err := ", protoPkg.Ident("Unmarshal"), "(b, req); err != nil {")
@@ -63,7 +63,7 @@ func emitGo(p *protogen.Plugin, services []*protogen.Service) error {
 		g.P("// New", name, "Client returns a client sending its calls through c.")
 		g.P("func New", name, "Client(c Caller) *", name, "Client { return &", name, "Client{c} }")
 		g.P()
-		for _, m := range s.Methods {
+		for _, m := range unary(s) {
 			for _, l := range comment(m.Comments.Leading) {
 				g.P("// ", l)
 			}

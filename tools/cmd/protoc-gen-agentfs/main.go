@@ -101,3 +101,17 @@ func snake(s string) string {
 	}
 	return b.String()
 }
+
+// unary returns the service's unary methods. Server-streaming methods
+// (ProcessService.StreamProcess) are not in the tables and typed clients:
+// each transport carries them by hand (stdio message frames, Connect's
+// enveloped stream), and the SDKs call them through that code.
+func unary(s *protogen.Service) []*protogen.Method {
+	var out []*protogen.Method
+	for _, m := range s.Methods {
+		if !m.Desc.IsStreamingClient() && !m.Desc.IsStreamingServer() {
+			out = append(out, m)
+		}
+	}
+	return out
+}

@@ -83,7 +83,7 @@ func pyClient(g *protogen.GeneratedFile, s *protogen.Service, async bool) {
 	g.P()
 	g.P("    def __init__(self, transport: ", transport, ") -> None:")
 	g.P("        self._t = transport")
-	for _, m := range s.Methods {
+	for _, m := range unary(s) {
 		in, out := pyType(m.Input.Desc), pyType(m.Output.Desc)
 		g.P()
 		g.P("    ", def, " ", snake(m.GoName), "(self, request: ", in, ") -> ", out, ":")
@@ -118,7 +118,7 @@ func pyDoc(g *protogen.GeneratedFile, indent string, lines []string) {
 func pyModules(services []*protogen.Service) []string {
 	seen := map[string]bool{}
 	for _, s := range services {
-		for _, m := range s.Methods {
+		for _, m := range unary(s) {
 			seen[pyModule(m.Input.Desc)] = true
 			seen[pyModule(m.Output.Desc)] = true
 		}

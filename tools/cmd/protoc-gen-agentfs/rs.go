@@ -38,7 +38,7 @@ func emitRust(p *protogen.Plugin, services []*protogen.Service) error {
 		g.P("}")
 		g.P()
 		g.P("impl ", name, "Client {")
-		for _, m := range s.Methods {
+		for _, m := range unary(s) {
 			g.P("    /// Procedure path of ", m.Desc.Name(), ".")
 			g.P("    pub const ", upperSnake(string(m.Desc.Name())), ": &'static str = \"", procedure(m), "\";")
 		}
@@ -47,7 +47,7 @@ func emitRust(p *protogen.Plugin, services []*protogen.Service) error {
 		g.P("    pub fn new(t: Arc<dyn Transport>) -> Self {")
 		g.P("        Self { t }")
 		g.P("    }")
-		for _, m := range s.Methods {
+		for _, m := range unary(s) {
 			in := "pb::" + string(m.Input.Desc.Name())
 			out := "pb::" + string(m.Output.Desc.Name())
 			fn := snake(string(m.Desc.Name()))

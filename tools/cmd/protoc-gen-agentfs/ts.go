@@ -40,7 +40,7 @@ func emitTS(p *protogen.Plugin, services []*protogen.Service) error {
 		}
 	}
 	for _, s := range services {
-		for _, m := range s.Methods {
+		for _, m := range unary(s) {
 			add(m.Input, false)
 			add(m.Output, true)
 		}
@@ -87,7 +87,7 @@ func emitTS(p *protogen.Plugin, services []*protogen.Service) error {
 		g.P()
 		g.P("/** The procedures of ", s.Desc.FullName(), ". */")
 		g.P("export const ", svc, "Procedures = {")
-		for _, m := range s.Methods {
+		for _, m := range unary(s) {
 			g.P("  ", lowerFirst(string(m.Desc.Name())), `: "`, procedure(m), `",`)
 		}
 		g.P("} as const;")
@@ -95,7 +95,7 @@ func emitTS(p *protogen.Plugin, services []*protogen.Service) error {
 		writeDoc(g, "", comment(s.Comments.Leading), fmt.Sprintf("Typed client of %s over any UnaryTransport.", s.Desc.FullName()))
 		g.P("export class ", svc, "Client {")
 		g.P("  constructor(private readonly transport: UnaryTransport) {}")
-		for _, m := range s.Methods {
+		for _, m := range unary(s) {
 			in, out := tsName(m.Input.Desc), tsName(m.Output.Desc)
 			g.P()
 			writeDoc(g, "  ", comment(m.Comments.Leading), "")

@@ -879,6 +879,190 @@ func (*CloseShellResponse) Descriptor() ([]byte, []int) {
 	return file_agentfs_v1_process_proto_rawDescGZIP(), []int{15}
 }
 
+type StreamProcessRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Target:
+	//
+	//	*StreamProcessRequest_Start
+	//	*StreamProcessRequest_Pid
+	Target isStreamProcessRequest_Target `protobuf_oneof:"target"`
+	// Kill the process when it is still running this many milliseconds
+	// after the call began (0: none). Over HTTP the Connect-Timeout-Ms
+	// header does the same.
+	DeadlineMs    uint32 `protobuf:"varint,3,opt,name=deadline_ms,json=deadlineMs,proto3" json:"deadline_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamProcessRequest) Reset() {
+	*x = StreamProcessRequest{}
+	mi := &file_agentfs_v1_process_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamProcessRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamProcessRequest) ProtoMessage() {}
+
+func (x *StreamProcessRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_process_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamProcessRequest.ProtoReflect.Descriptor instead.
+func (*StreamProcessRequest) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_process_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *StreamProcessRequest) GetTarget() isStreamProcessRequest_Target {
+	if x != nil {
+		return x.Target
+	}
+	return nil
+}
+
+func (x *StreamProcessRequest) GetStart() *StartProcessRequest {
+	if x != nil {
+		if x, ok := x.Target.(*StreamProcessRequest_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *StreamProcessRequest) GetPid() uint64 {
+	if x != nil {
+		if x, ok := x.Target.(*StreamProcessRequest_Pid); ok {
+			return x.Pid
+		}
+	}
+	return 0
+}
+
+func (x *StreamProcessRequest) GetDeadlineMs() uint32 {
+	if x != nil {
+		return x.DeadlineMs
+	}
+	return 0
+}
+
+type isStreamProcessRequest_Target interface {
+	isStreamProcessRequest_Target()
+}
+
+type StreamProcessRequest_Start struct {
+	// Start this process (as StartProcess does).
+	Start *StartProcessRequest `protobuf:"bytes,1,opt,name=start,proto3,oneof"`
+}
+
+type StreamProcessRequest_Pid struct {
+	// Stream a process started by StartProcess; output already read by
+	// ReadProcess is not sent again.
+	Pid uint64 `protobuf:"varint,2,opt,name=pid,proto3,oneof"`
+}
+
+func (*StreamProcessRequest_Start) isStreamProcessRequest_Target() {}
+
+func (*StreamProcessRequest_Pid) isStreamProcessRequest_Target() {}
+
+// StreamProcessResponse is one message of StreamProcess: the pid (first
+// message), output chunks in order, or the exit status (last message).
+type StreamProcessResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Pid    uint64                 `protobuf:"varint,1,opt,name=pid,proto3" json:"pid,omitempty"`
+	Chunks []*ProcessChunk        `protobuf:"bytes,2,rep,name=chunks,proto3" json:"chunks,omitempty"`
+	// Set in the last message, with the fields below as in
+	// ReadProcessResponse.
+	Exited        bool   `protobuf:"varint,3,opt,name=exited,proto3" json:"exited,omitempty"`
+	ExitCode      int32  `protobuf:"varint,4,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Signal        int32  `protobuf:"varint,5,opt,name=signal,proto3" json:"signal,omitempty"`
+	Limit         string `protobuf:"bytes,6,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamProcessResponse) Reset() {
+	*x = StreamProcessResponse{}
+	mi := &file_agentfs_v1_process_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamProcessResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamProcessResponse) ProtoMessage() {}
+
+func (x *StreamProcessResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_process_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamProcessResponse.ProtoReflect.Descriptor instead.
+func (*StreamProcessResponse) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_process_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *StreamProcessResponse) GetPid() uint64 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *StreamProcessResponse) GetChunks() []*ProcessChunk {
+	if x != nil {
+		return x.Chunks
+	}
+	return nil
+}
+
+func (x *StreamProcessResponse) GetExited() bool {
+	if x != nil {
+		return x.Exited
+	}
+	return false
+}
+
+func (x *StreamProcessResponse) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *StreamProcessResponse) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+func (x *StreamProcessResponse) GetLimit() string {
+	if x != nil {
+		return x.Limit
+	}
+	return ""
+}
+
 var File_agentfs_v1_process_proto protoreflect.FileDescriptor
 
 const file_agentfs_v1_process_proto_rawDesc = "" +
@@ -934,7 +1118,20 @@ const file_agentfs_v1_process_proto_rawDesc = "" +
 	"\bshell_id\x18\x01 \x01(\x04R\ashellId\".\n" +
 	"\x11CloseShellRequest\x12\x19\n" +
 	"\bshell_id\x18\x01 \x01(\x04R\ashellId\"\x14\n" +
-	"\x12CloseShellResponse2\xc3\x04\n" +
+	"\x12CloseShellResponse\"\x8e\x01\n" +
+	"\x14StreamProcessRequest\x127\n" +
+	"\x05start\x18\x01 \x01(\v2\x1f.agentfs.v1.StartProcessRequestH\x00R\x05start\x12\x12\n" +
+	"\x03pid\x18\x02 \x01(\x04H\x00R\x03pid\x12\x1f\n" +
+	"\vdeadline_ms\x18\x03 \x01(\rR\n" +
+	"deadlineMsB\b\n" +
+	"\x06target\"\xbe\x01\n" +
+	"\x15StreamProcessResponse\x12\x10\n" +
+	"\x03pid\x18\x01 \x01(\x04R\x03pid\x120\n" +
+	"\x06chunks\x18\x02 \x03(\v2\x18.agentfs.v1.ProcessChunkR\x06chunks\x12\x16\n" +
+	"\x06exited\x18\x03 \x01(\bR\x06exited\x12\x1b\n" +
+	"\texit_code\x18\x04 \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06signal\x18\x05 \x01(\x05R\x06signal\x12\x14\n" +
+	"\x05limit\x18\x06 \x01(\tR\x05limit2\x9b\x05\n" +
 	"\x0eProcessService\x12Q\n" +
 	"\fStartProcess\x12\x1f.agentfs.v1.StartProcessRequest\x1a .agentfs.v1.StartProcessResponse\x12N\n" +
 	"\vReadProcess\x12\x1e.agentfs.v1.ReadProcessRequest\x1a\x1f.agentfs.v1.ReadProcessResponse\x12Q\n" +
@@ -943,7 +1140,8 @@ const file_agentfs_v1_process_proto_rawDesc = "" +
 	"\rListProcesses\x12 .agentfs.v1.ListProcessesRequest\x1a!.agentfs.v1.ListProcessesResponse\x12H\n" +
 	"\tOpenShell\x12\x1c.agentfs.v1.OpenShellRequest\x1a\x1d.agentfs.v1.OpenShellResponse\x12K\n" +
 	"\n" +
-	"CloseShell\x12\x1d.agentfs.v1.CloseShellRequest\x1a\x1e.agentfs.v1.CloseShellResponseB\xa4\x01\n" +
+	"CloseShell\x12\x1d.agentfs.v1.CloseShellRequest\x1a\x1e.agentfs.v1.CloseShellResponse\x12V\n" +
+	"\rStreamProcess\x12 .agentfs.v1.StreamProcessRequest\x1a!.agentfs.v1.StreamProcessResponse0\x01B\xa4\x01\n" +
 	"\x0ecom.agentfs.v1B\fProcessProtoP\x01Z;github.com/agentfs-go/agentfs/core/api/agentfs/v1;agentfsv1\xa2\x02\x03AXX\xaa\x02\n" +
 	"Agentfs.V1\xca\x02\n" +
 	"Agentfs\\V1\xe2\x02\x16Agentfs\\V1\\GPBMetadata\xea\x02\vAgentfs::V1b\x06proto3"
@@ -960,7 +1158,7 @@ func file_agentfs_v1_process_proto_rawDescGZIP() []byte {
 	return file_agentfs_v1_process_proto_rawDescData
 }
 
-var file_agentfs_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_agentfs_v1_process_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_agentfs_v1_process_proto_goTypes = []any{
 	(*StartProcessRequest)(nil),   // 0: agentfs.v1.StartProcessRequest
 	(*StartProcessResponse)(nil),  // 1: agentfs.v1.StartProcessResponse
@@ -978,32 +1176,38 @@ var file_agentfs_v1_process_proto_goTypes = []any{
 	(*OpenShellResponse)(nil),     // 13: agentfs.v1.OpenShellResponse
 	(*CloseShellRequest)(nil),     // 14: agentfs.v1.CloseShellRequest
 	(*CloseShellResponse)(nil),    // 15: agentfs.v1.CloseShellResponse
-	(*ExecRequest)(nil),           // 16: agentfs.v1.ExecRequest
+	(*StreamProcessRequest)(nil),  // 16: agentfs.v1.StreamProcessRequest
+	(*StreamProcessResponse)(nil), // 17: agentfs.v1.StreamProcessResponse
+	(*ExecRequest)(nil),           // 18: agentfs.v1.ExecRequest
 }
 var file_agentfs_v1_process_proto_depIdxs = []int32{
-	16, // 0: agentfs.v1.StartProcessRequest.exec:type_name -> agentfs.v1.ExecRequest
+	18, // 0: agentfs.v1.StartProcessRequest.exec:type_name -> agentfs.v1.ExecRequest
 	3,  // 1: agentfs.v1.ReadProcessResponse.chunks:type_name -> agentfs.v1.ProcessChunk
 	10, // 2: agentfs.v1.ListProcessesResponse.processes:type_name -> agentfs.v1.ProcessInfo
-	16, // 3: agentfs.v1.OpenShellRequest.exec:type_name -> agentfs.v1.ExecRequest
-	0,  // 4: agentfs.v1.ProcessService.StartProcess:input_type -> agentfs.v1.StartProcessRequest
-	2,  // 5: agentfs.v1.ProcessService.ReadProcess:input_type -> agentfs.v1.ReadProcessRequest
-	5,  // 6: agentfs.v1.ProcessService.WriteProcess:input_type -> agentfs.v1.WriteProcessRequest
-	7,  // 7: agentfs.v1.ProcessService.KillProcess:input_type -> agentfs.v1.KillProcessRequest
-	9,  // 8: agentfs.v1.ProcessService.ListProcesses:input_type -> agentfs.v1.ListProcessesRequest
-	12, // 9: agentfs.v1.ProcessService.OpenShell:input_type -> agentfs.v1.OpenShellRequest
-	14, // 10: agentfs.v1.ProcessService.CloseShell:input_type -> agentfs.v1.CloseShellRequest
-	1,  // 11: agentfs.v1.ProcessService.StartProcess:output_type -> agentfs.v1.StartProcessResponse
-	4,  // 12: agentfs.v1.ProcessService.ReadProcess:output_type -> agentfs.v1.ReadProcessResponse
-	6,  // 13: agentfs.v1.ProcessService.WriteProcess:output_type -> agentfs.v1.WriteProcessResponse
-	8,  // 14: agentfs.v1.ProcessService.KillProcess:output_type -> agentfs.v1.KillProcessResponse
-	11, // 15: agentfs.v1.ProcessService.ListProcesses:output_type -> agentfs.v1.ListProcessesResponse
-	13, // 16: agentfs.v1.ProcessService.OpenShell:output_type -> agentfs.v1.OpenShellResponse
-	15, // 17: agentfs.v1.ProcessService.CloseShell:output_type -> agentfs.v1.CloseShellResponse
-	11, // [11:18] is the sub-list for method output_type
-	4,  // [4:11] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	18, // 3: agentfs.v1.OpenShellRequest.exec:type_name -> agentfs.v1.ExecRequest
+	0,  // 4: agentfs.v1.StreamProcessRequest.start:type_name -> agentfs.v1.StartProcessRequest
+	3,  // 5: agentfs.v1.StreamProcessResponse.chunks:type_name -> agentfs.v1.ProcessChunk
+	0,  // 6: agentfs.v1.ProcessService.StartProcess:input_type -> agentfs.v1.StartProcessRequest
+	2,  // 7: agentfs.v1.ProcessService.ReadProcess:input_type -> agentfs.v1.ReadProcessRequest
+	5,  // 8: agentfs.v1.ProcessService.WriteProcess:input_type -> agentfs.v1.WriteProcessRequest
+	7,  // 9: agentfs.v1.ProcessService.KillProcess:input_type -> agentfs.v1.KillProcessRequest
+	9,  // 10: agentfs.v1.ProcessService.ListProcesses:input_type -> agentfs.v1.ListProcessesRequest
+	12, // 11: agentfs.v1.ProcessService.OpenShell:input_type -> agentfs.v1.OpenShellRequest
+	14, // 12: agentfs.v1.ProcessService.CloseShell:input_type -> agentfs.v1.CloseShellRequest
+	16, // 13: agentfs.v1.ProcessService.StreamProcess:input_type -> agentfs.v1.StreamProcessRequest
+	1,  // 14: agentfs.v1.ProcessService.StartProcess:output_type -> agentfs.v1.StartProcessResponse
+	4,  // 15: agentfs.v1.ProcessService.ReadProcess:output_type -> agentfs.v1.ReadProcessResponse
+	6,  // 16: agentfs.v1.ProcessService.WriteProcess:output_type -> agentfs.v1.WriteProcessResponse
+	8,  // 17: agentfs.v1.ProcessService.KillProcess:output_type -> agentfs.v1.KillProcessResponse
+	11, // 18: agentfs.v1.ProcessService.ListProcesses:output_type -> agentfs.v1.ListProcessesResponse
+	13, // 19: agentfs.v1.ProcessService.OpenShell:output_type -> agentfs.v1.OpenShellResponse
+	15, // 20: agentfs.v1.ProcessService.CloseShell:output_type -> agentfs.v1.CloseShellResponse
+	17, // 21: agentfs.v1.ProcessService.StreamProcess:output_type -> agentfs.v1.StreamProcessResponse
+	14, // [14:22] is the sub-list for method output_type
+	6,  // [6:14] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_agentfs_v1_process_proto_init() }
@@ -1012,13 +1216,17 @@ func file_agentfs_v1_process_proto_init() {
 		return
 	}
 	file_agentfs_v1_sandbox_proto_init()
+	file_agentfs_v1_process_proto_msgTypes[16].OneofWrappers = []any{
+		(*StreamProcessRequest_Start)(nil),
+		(*StreamProcessRequest_Pid)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentfs_v1_process_proto_rawDesc), len(file_agentfs_v1_process_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,6 +36,7 @@ type Frame struct {
 	//	*Frame_Ping
 	//	*Frame_Pong
 	//	*Frame_Shutdown
+	//	*Frame_Message
 	Body          isFrame_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -157,6 +158,15 @@ func (x *Frame) GetShutdown() *Shutdown {
 	return nil
 }
 
+func (x *Frame) GetMessage() *StreamMessage {
+	if x != nil {
+		if x, ok := x.Body.(*Frame_Message); ok {
+			return x.Message
+		}
+	}
+	return nil
+}
+
 type isFrame_Body interface {
 	isFrame_Body()
 }
@@ -199,6 +209,13 @@ type Frame_Shutdown struct {
 	Shutdown *Shutdown `protobuf:"bytes,9,opt,name=shutdown,proto3,oneof"`
 }
 
+type Frame_Message struct {
+	// One message of the engine's answer to a server-streaming call
+	// (ProcessService.StreamProcess) with this id; the Result frame of
+	// the same id ends the stream.
+	Message *StreamMessage `protobuf:"bytes,10,opt,name=message,proto3,oneof"`
+}
+
 func (*Frame_Hello) isFrame_Body() {}
 
 func (*Frame_Welcome) isFrame_Body() {}
@@ -214,6 +231,8 @@ func (*Frame_Ping) isFrame_Body() {}
 func (*Frame_Pong) isFrame_Body() {}
 
 func (*Frame_Shutdown) isFrame_Body() {}
+
+func (*Frame_Message) isFrame_Body() {}
 
 type OpenOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -245,9 +264,22 @@ type OpenOptions struct {
 	SyncRemoteUrl string `protobuf:"bytes,10,opt,name=sync_remote_url,json=syncRemoteUrl,proto3" json:"sync_remote_url,omitempty"`
 	// Bearer token of the sync remote for this connection's syncs (default:
 	// the engine's TURSO_DB_AUTH_TOKEN).
-	SyncToken     string `protobuf:"bytes,11,opt,name=sync_token,json=syncToken,proto3" json:"sync_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SyncToken string `protobuf:"bytes,11,opt,name=sync_token,json=syncToken,proto3" json:"sync_token,omitempty"`
+	// Partial sync (docs/SYNC.md; `agentfs init --sync-partial-*`): a
+	// database bootstrapped from sync_remote_url receives only part of the
+	// remote, and the pages it lacks are fetched when read. Either the first
+	// sync_partial_bootstrap_length bytes of the database or the pages the
+	// server reads to run sync_partial_bootstrap_query, not both. Absent
+	// pages come in aligned segments of sync_partial_segment_size bytes
+	// (0: 131072); sync_partial_prefetch also fetches the pages a fetched
+	// interior b-tree page points to. Used only when the database is
+	// bootstrapped; an existing one keeps how it was made.
+	SyncPartialBootstrapLength int64  `protobuf:"varint,12,opt,name=sync_partial_bootstrap_length,json=syncPartialBootstrapLength,proto3" json:"sync_partial_bootstrap_length,omitempty"`
+	SyncPartialBootstrapQuery  string `protobuf:"bytes,13,opt,name=sync_partial_bootstrap_query,json=syncPartialBootstrapQuery,proto3" json:"sync_partial_bootstrap_query,omitempty"`
+	SyncPartialSegmentSize     int64  `protobuf:"varint,14,opt,name=sync_partial_segment_size,json=syncPartialSegmentSize,proto3" json:"sync_partial_segment_size,omitempty"`
+	SyncPartialPrefetch        bool   `protobuf:"varint,15,opt,name=sync_partial_prefetch,json=syncPartialPrefetch,proto3" json:"sync_partial_prefetch,omitempty"`
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
 }
 
 func (x *OpenOptions) Reset() {
@@ -355,6 +387,34 @@ func (x *OpenOptions) GetSyncToken() string {
 		return x.SyncToken
 	}
 	return ""
+}
+
+func (x *OpenOptions) GetSyncPartialBootstrapLength() int64 {
+	if x != nil {
+		return x.SyncPartialBootstrapLength
+	}
+	return 0
+}
+
+func (x *OpenOptions) GetSyncPartialBootstrapQuery() string {
+	if x != nil {
+		return x.SyncPartialBootstrapQuery
+	}
+	return ""
+}
+
+func (x *OpenOptions) GetSyncPartialSegmentSize() int64 {
+	if x != nil {
+		return x.SyncPartialSegmentSize
+	}
+	return 0
+}
+
+func (x *OpenOptions) GetSyncPartialPrefetch() bool {
+	if x != nil {
+		return x.SyncPartialPrefetch
+	}
+	return false
 }
 
 type Hello struct {
@@ -595,6 +655,51 @@ func (x *Result) GetError() *Error {
 	return nil
 }
 
+// StreamMessage is one serialized response message of a server stream.
+type StreamMessage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Payload       []byte                 `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamMessage) Reset() {
+	*x = StreamMessage{}
+	mi := &file_agentfs_v1_protocol_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamMessage) ProtoMessage() {}
+
+func (x *StreamMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_protocol_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamMessage.ProtoReflect.Descriptor instead.
+func (*StreamMessage) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_protocol_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *StreamMessage) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
 type Cancel struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -603,7 +708,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_agentfs_v1_protocol_proto_msgTypes[6]
+	mi := &file_agentfs_v1_protocol_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +720,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_agentfs_v1_protocol_proto_msgTypes[6]
+	mi := &file_agentfs_v1_protocol_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +733,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_agentfs_v1_protocol_proto_rawDescGZIP(), []int{6}
+	return file_agentfs_v1_protocol_proto_rawDescGZIP(), []int{7}
 }
 
 type Ping struct {
@@ -639,7 +744,7 @@ type Ping struct {
 
 func (x *Ping) Reset() {
 	*x = Ping{}
-	mi := &file_agentfs_v1_protocol_proto_msgTypes[7]
+	mi := &file_agentfs_v1_protocol_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +756,7 @@ func (x *Ping) String() string {
 func (*Ping) ProtoMessage() {}
 
 func (x *Ping) ProtoReflect() protoreflect.Message {
-	mi := &file_agentfs_v1_protocol_proto_msgTypes[7]
+	mi := &file_agentfs_v1_protocol_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +769,7 @@ func (x *Ping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ping.ProtoReflect.Descriptor instead.
 func (*Ping) Descriptor() ([]byte, []int) {
-	return file_agentfs_v1_protocol_proto_rawDescGZIP(), []int{7}
+	return file_agentfs_v1_protocol_proto_rawDescGZIP(), []int{8}
 }
 
 type Pong struct {
@@ -675,7 +780,7 @@ type Pong struct {
 
 func (x *Pong) Reset() {
 	*x = Pong{}
-	mi := &file_agentfs_v1_protocol_proto_msgTypes[8]
+	mi := &file_agentfs_v1_protocol_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -687,7 +792,7 @@ func (x *Pong) String() string {
 func (*Pong) ProtoMessage() {}
 
 func (x *Pong) ProtoReflect() protoreflect.Message {
-	mi := &file_agentfs_v1_protocol_proto_msgTypes[8]
+	mi := &file_agentfs_v1_protocol_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -700,7 +805,7 @@ func (x *Pong) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pong.ProtoReflect.Descriptor instead.
 func (*Pong) Descriptor() ([]byte, []int) {
-	return file_agentfs_v1_protocol_proto_rawDescGZIP(), []int{8}
+	return file_agentfs_v1_protocol_proto_rawDescGZIP(), []int{9}
 }
 
 type Shutdown struct {
@@ -711,7 +816,7 @@ type Shutdown struct {
 
 func (x *Shutdown) Reset() {
 	*x = Shutdown{}
-	mi := &file_agentfs_v1_protocol_proto_msgTypes[9]
+	mi := &file_agentfs_v1_protocol_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +828,7 @@ func (x *Shutdown) String() string {
 func (*Shutdown) ProtoMessage() {}
 
 func (x *Shutdown) ProtoReflect() protoreflect.Message {
-	mi := &file_agentfs_v1_protocol_proto_msgTypes[9]
+	mi := &file_agentfs_v1_protocol_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +841,7 @@ func (x *Shutdown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Shutdown.ProtoReflect.Descriptor instead.
 func (*Shutdown) Descriptor() ([]byte, []int) {
-	return file_agentfs_v1_protocol_proto_rawDescGZIP(), []int{9}
+	return file_agentfs_v1_protocol_proto_rawDescGZIP(), []int{10}
 }
 
 var File_agentfs_v1_protocol_proto protoreflect.FileDescriptor
@@ -744,7 +849,7 @@ var File_agentfs_v1_protocol_proto protoreflect.FileDescriptor
 const file_agentfs_v1_protocol_proto_rawDesc = "" +
 	"\n" +
 	"\x19agentfs/v1/protocol.proto\x12\n" +
-	"agentfs.v1\x1a\x16agentfs/v1/agent.proto\x1a\x17agentfs/v1/errors.proto\"\x83\x03\n" +
+	"agentfs.v1\x1a\x16agentfs/v1/agent.proto\x1a\x17agentfs/v1/errors.proto\"\xba\x03\n" +
 	"\x05Frame\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12)\n" +
 	"\x05hello\x18\x02 \x01(\v2\x11.agentfs.v1.HelloH\x00R\x05hello\x12/\n" +
@@ -754,8 +859,10 @@ const file_agentfs_v1_protocol_proto_rawDesc = "" +
 	"\x06cancel\x18\x06 \x01(\v2\x12.agentfs.v1.CancelH\x00R\x06cancel\x12&\n" +
 	"\x04ping\x18\a \x01(\v2\x10.agentfs.v1.PingH\x00R\x04ping\x12&\n" +
 	"\x04pong\x18\b \x01(\v2\x10.agentfs.v1.PongH\x00R\x04pong\x122\n" +
-	"\bshutdown\x18\t \x01(\v2\x14.agentfs.v1.ShutdownH\x00R\bshutdownB\x06\n" +
-	"\x04body\"\xc2\x02\n" +
+	"\bshutdown\x18\t \x01(\v2\x14.agentfs.v1.ShutdownH\x00R\bshutdown\x125\n" +
+	"\amessage\x18\n" +
+	" \x01(\v2\x19.agentfs.v1.StreamMessageH\x00R\amessageB\x06\n" +
+	"\x04body\"\xb5\x04\n" +
 	"\vOpenOptions\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x1b\n" +
@@ -772,7 +879,11 @@ const file_agentfs_v1_protocol_proto_rawDesc = "" +
 	"\x0fsync_remote_url\x18\n" +
 	" \x01(\tR\rsyncRemoteUrl\x12\x1d\n" +
 	"\n" +
-	"sync_token\x18\v \x01(\tR\tsyncToken\"\x9a\x01\n" +
+	"sync_token\x18\v \x01(\tR\tsyncToken\x12A\n" +
+	"\x1dsync_partial_bootstrap_length\x18\f \x01(\x03R\x1asyncPartialBootstrapLength\x12?\n" +
+	"\x1csync_partial_bootstrap_query\x18\r \x01(\tR\x19syncPartialBootstrapQuery\x129\n" +
+	"\x19sync_partial_segment_size\x18\x0e \x01(\x03R\x16syncPartialSegmentSize\x122\n" +
+	"\x15sync_partial_prefetch\x18\x0f \x01(\bR\x13syncPartialPrefetch\"\x9a\x01\n" +
 	"\x05Hello\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x12+\n" +
@@ -787,7 +898,9 @@ const file_agentfs_v1_protocol_proto_rawDesc = "" +
 	"\apayload\x18\x02 \x01(\fR\apayload\"K\n" +
 	"\x06Result\x12\x18\n" +
 	"\apayload\x18\x01 \x01(\fR\apayload\x12'\n" +
-	"\x05error\x18\x02 \x01(\v2\x11.agentfs.v1.ErrorR\x05error\"\b\n" +
+	"\x05error\x18\x02 \x01(\v2\x11.agentfs.v1.ErrorR\x05error\")\n" +
+	"\rStreamMessage\x12\x18\n" +
+	"\apayload\x18\x01 \x01(\fR\apayload\"\b\n" +
 	"\x06Cancel\"\x06\n" +
 	"\x04Ping\"\x06\n" +
 	"\x04Pong\"\n" +
@@ -809,38 +922,40 @@ func file_agentfs_v1_protocol_proto_rawDescGZIP() []byte {
 	return file_agentfs_v1_protocol_proto_rawDescData
 }
 
-var file_agentfs_v1_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_agentfs_v1_protocol_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_agentfs_v1_protocol_proto_goTypes = []any{
-	(*Frame)(nil),        // 0: agentfs.v1.Frame
-	(*OpenOptions)(nil),  // 1: agentfs.v1.OpenOptions
-	(*Hello)(nil),        // 2: agentfs.v1.Hello
-	(*Welcome)(nil),      // 3: agentfs.v1.Welcome
-	(*Call)(nil),         // 4: agentfs.v1.Call
-	(*Result)(nil),       // 5: agentfs.v1.Result
-	(*Cancel)(nil),       // 6: agentfs.v1.Cancel
-	(*Ping)(nil),         // 7: agentfs.v1.Ping
-	(*Pong)(nil),         // 8: agentfs.v1.Pong
-	(*Shutdown)(nil),     // 9: agentfs.v1.Shutdown
-	(*InfoResponse)(nil), // 10: agentfs.v1.InfoResponse
-	(*Error)(nil),        // 11: agentfs.v1.Error
+	(*Frame)(nil),         // 0: agentfs.v1.Frame
+	(*OpenOptions)(nil),   // 1: agentfs.v1.OpenOptions
+	(*Hello)(nil),         // 2: agentfs.v1.Hello
+	(*Welcome)(nil),       // 3: agentfs.v1.Welcome
+	(*Call)(nil),          // 4: agentfs.v1.Call
+	(*Result)(nil),        // 5: agentfs.v1.Result
+	(*StreamMessage)(nil), // 6: agentfs.v1.StreamMessage
+	(*Cancel)(nil),        // 7: agentfs.v1.Cancel
+	(*Ping)(nil),          // 8: agentfs.v1.Ping
+	(*Pong)(nil),          // 9: agentfs.v1.Pong
+	(*Shutdown)(nil),      // 10: agentfs.v1.Shutdown
+	(*InfoResponse)(nil),  // 11: agentfs.v1.InfoResponse
+	(*Error)(nil),         // 12: agentfs.v1.Error
 }
 var file_agentfs_v1_protocol_proto_depIdxs = []int32{
 	2,  // 0: agentfs.v1.Frame.hello:type_name -> agentfs.v1.Hello
 	3,  // 1: agentfs.v1.Frame.welcome:type_name -> agentfs.v1.Welcome
 	4,  // 2: agentfs.v1.Frame.call:type_name -> agentfs.v1.Call
 	5,  // 3: agentfs.v1.Frame.result:type_name -> agentfs.v1.Result
-	6,  // 4: agentfs.v1.Frame.cancel:type_name -> agentfs.v1.Cancel
-	7,  // 5: agentfs.v1.Frame.ping:type_name -> agentfs.v1.Ping
-	8,  // 6: agentfs.v1.Frame.pong:type_name -> agentfs.v1.Pong
-	9,  // 7: agentfs.v1.Frame.shutdown:type_name -> agentfs.v1.Shutdown
-	1,  // 8: agentfs.v1.Hello.open:type_name -> agentfs.v1.OpenOptions
-	10, // 9: agentfs.v1.Welcome.info:type_name -> agentfs.v1.InfoResponse
-	11, // 10: agentfs.v1.Result.error:type_name -> agentfs.v1.Error
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	7,  // 4: agentfs.v1.Frame.cancel:type_name -> agentfs.v1.Cancel
+	8,  // 5: agentfs.v1.Frame.ping:type_name -> agentfs.v1.Ping
+	9,  // 6: agentfs.v1.Frame.pong:type_name -> agentfs.v1.Pong
+	10, // 7: agentfs.v1.Frame.shutdown:type_name -> agentfs.v1.Shutdown
+	6,  // 8: agentfs.v1.Frame.message:type_name -> agentfs.v1.StreamMessage
+	1,  // 9: agentfs.v1.Hello.open:type_name -> agentfs.v1.OpenOptions
+	11, // 10: agentfs.v1.Welcome.info:type_name -> agentfs.v1.InfoResponse
+	12, // 11: agentfs.v1.Result.error:type_name -> agentfs.v1.Error
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_agentfs_v1_protocol_proto_init() }
@@ -859,6 +974,7 @@ func file_agentfs_v1_protocol_proto_init() {
 		(*Frame_Ping)(nil),
 		(*Frame_Pong)(nil),
 		(*Frame_Shutdown)(nil),
+		(*Frame_Message)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -866,7 +982,7 @@ func file_agentfs_v1_protocol_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentfs_v1_protocol_proto_rawDesc), len(file_agentfs_v1_protocol_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -90,7 +90,10 @@ type NetRuleSpec struct {
 	// Allowed methods; empty means every method.
 	Methods []string `protobuf:"bytes,2,rep,name=methods,proto3" json:"methods,omitempty"`
 	// Headers added at the boundary (secrets stay on the host side).
-	Headers       map[string]string `protobuf:"bytes,3,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Headers map[string]string `protobuf:"bytes,3,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Let the prefix reach loopback, private and link-local addresses
+	// (refused otherwise, after DNS resolution).
+	AllowPrivate  bool `protobuf:"varint,4,opt,name=allow_private,json=allowPrivate,proto3" json:"allow_private,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -146,6 +149,13 @@ func (x *NetRuleSpec) GetHeaders() map[string]string {
 	return nil
 }
 
+func (x *NetRuleSpec) GetAllowPrivate() bool {
+	if x != nil {
+		return x.AllowPrivate
+	}
+	return false
+}
+
 type ExecRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Script string                 `protobuf:"bytes,1,opt,name=script,proto3" json:"script,omitempty"`
@@ -153,11 +163,16 @@ type ExecRequest struct {
 	Dir   string            `protobuf:"bytes,2,opt,name=dir,proto3" json:"dir,omitempty"`
 	Stdin []byte            `protobuf:"bytes,3,opt,name=stdin,proto3" json:"stdin,omitempty"`
 	Env   map[string]string `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Readable and writable path prefixes; unset means everything.
+	// Readable and writable path prefixes (absolute, literal: "/src"
+	// allows /src and below; writable ones are readable too). Both empty
+	// means everything, unless restrict_paths or default_deny make them
+	// lists even when empty. Readable alone makes nothing writable;
+	// writable alone leaves every path readable.
 	Readable      []string `protobuf:"bytes,5,rep,name=readable,proto3" json:"readable,omitempty"`
 	Writable      []string `protobuf:"bytes,6,rep,name=writable,proto3" json:"writable,omitempty"`
 	RestrictPaths bool     `protobuf:"varint,7,opt,name=restrict_paths,json=restrictPaths,proto3" json:"restrict_paths,omitempty"`
-	// Commands that may run (empty: all) and that may not.
+	// Commands that may run (empty: all, unless default_deny) and that may
+	// not (builtins and bindings included).
 	Allow    []string       `protobuf:"bytes,8,rep,name=allow,proto3" json:"allow,omitempty"`
 	Deny     []string       `protobuf:"bytes,9,rep,name=deny,proto3" json:"deny,omitempty"`
 	Net      []*NetRuleSpec `protobuf:"bytes,10,rep,name=net,proto3" json:"net,omitempty"`
@@ -167,7 +182,16 @@ type ExecRequest struct {
 	// Skip the engine's own "exec" record in the tool-call log: the caller
 	// records the call itself (the SDKs' ready-made bash tool logs it as
 	// "bash" with its output), so the log has one entry per call.
-	NoAudit       bool `protobuf:"varint,13,opt,name=no_audit,json=noAudit,proto3" json:"no_audit,omitempty"`
+	NoAudit bool `protobuf:"varint,13,opt,name=no_audit,json=noAudit,proto3" json:"no_audit,omitempty"`
+	// Default deny: readable, writable and allow are allow-lists even when
+	// empty, so nothing is readable, writable or runnable unless listed
+	// (the shell's builtins, such as echo, cd and test, run unless denied;
+	// the network is always closed unless a net rule opens it).
+	// restrict_paths is implied.
+	DefaultDeny bool `protobuf:"varint,14,opt,name=default_deny,json=defaultDeny,proto3" json:"default_deny,omitempty"`
+	// Single limits replacing the profile's (0 keeps the profile's value);
+	// the server's ceiling applies to the result.
+	LimitValues   *SandboxLimits `protobuf:"bytes,15,opt,name=limit_values,json=limitValues,proto3" json:"limit_values,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -293,6 +317,512 @@ func (x *ExecRequest) GetNoAudit() bool {
 	return false
 }
 
+func (x *ExecRequest) GetDefaultDeny() bool {
+	if x != nil {
+		return x.DefaultDeny
+	}
+	return false
+}
+
+func (x *ExecRequest) GetLimitValues() *SandboxLimits {
+	if x != nil {
+		return x.LimitValues
+	}
+	return nil
+}
+
+// SandboxLimits are the limits of one script (0: no limit, except in
+// ExecRequest.limit_values where 0 keeps the profile's value).
+type SandboxLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Simple commands run (builtins, functions and utilities).
+	MaxCommands int64 `protobuf:"varint,1,opt,name=max_commands,json=maxCommands,proto3" json:"max_commands,omitempty"`
+	// Interpreter steps (statements and loop iterations).
+	MaxSteps int64 `protobuf:"varint,2,opt,name=max_steps,json=maxSteps,proto3" json:"max_steps,omitempty"`
+	// Nesting of shell functions.
+	MaxCallDepth int64 `protobuf:"varint,3,opt,name=max_call_depth,json=maxCallDepth,proto3" json:"max_call_depth,omitempty"`
+	// Longest run, in milliseconds.
+	WallTimeMs int64 `protobuf:"varint,4,opt,name=wall_time_ms,json=wallTimeMs,proto3" json:"wall_time_ms,omitempty"`
+	// Bytes of stdout and stderr returned to the caller.
+	MaxOutputBytes int64 `protobuf:"varint,5,opt,name=max_output_bytes,json=maxOutputBytes,proto3" json:"max_output_bytes,omitempty"`
+	// Bytes written to any stream, pipes included.
+	MaxStreamBytes int64 `protobuf:"varint,6,opt,name=max_stream_bytes,json=maxStreamBytes,proto3" json:"max_stream_bytes,omitempty"`
+	// Bytes written to the agent filesystem.
+	MaxFsWriteBytes int64 `protobuf:"varint,7,opt,name=max_fs_write_bytes,json=maxFsWriteBytes,proto3" json:"max_fs_write_bytes,omitempty"`
+	// Body of one network response.
+	MaxResponseBytes int64 `protobuf:"varint,8,opt,name=max_response_bytes,json=maxResponseBytes,proto3" json:"max_response_bytes,omitempty"`
+	// Longest network request, in milliseconds.
+	NetTimeoutMs int64 `protobuf:"varint,9,opt,name=net_timeout_ms,json=netTimeoutMs,proto3" json:"net_timeout_ms,omitempty"`
+	// Memory one script may hold.
+	MaxMemoryBytes int64 `protobuf:"varint,10,opt,name=max_memory_bytes,json=maxMemoryBytes,proto3" json:"max_memory_bytes,omitempty"`
+	// Background jobs ("cmd &") running at once.
+	MaxBackground int64 `protobuf:"varint,11,opt,name=max_background,json=maxBackground,proto3" json:"max_background,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SandboxLimits) Reset() {
+	*x = SandboxLimits{}
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SandboxLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SandboxLimits) ProtoMessage() {}
+
+func (x *SandboxLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SandboxLimits.ProtoReflect.Descriptor instead.
+func (*SandboxLimits) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SandboxLimits) GetMaxCommands() int64 {
+	if x != nil {
+		return x.MaxCommands
+	}
+	return 0
+}
+
+func (x *SandboxLimits) GetMaxSteps() int64 {
+	if x != nil {
+		return x.MaxSteps
+	}
+	return 0
+}
+
+func (x *SandboxLimits) GetMaxCallDepth() int64 {
+	if x != nil {
+		return x.MaxCallDepth
+	}
+	return 0
+}
+
+func (x *SandboxLimits) GetWallTimeMs() int64 {
+	if x != nil {
+		return x.WallTimeMs
+	}
+	return 0
+}
+
+func (x *SandboxLimits) GetMaxOutputBytes() int64 {
+	if x != nil {
+		return x.MaxOutputBytes
+	}
+	return 0
+}
+
+func (x *SandboxLimits) GetMaxStreamBytes() int64 {
+	if x != nil {
+		return x.MaxStreamBytes
+	}
+	return 0
+}
+
+func (x *SandboxLimits) GetMaxFsWriteBytes() int64 {
+	if x != nil {
+		return x.MaxFsWriteBytes
+	}
+	return 0
+}
+
+func (x *SandboxLimits) GetMaxResponseBytes() int64 {
+	if x != nil {
+		return x.MaxResponseBytes
+	}
+	return 0
+}
+
+func (x *SandboxLimits) GetNetTimeoutMs() int64 {
+	if x != nil {
+		return x.NetTimeoutMs
+	}
+	return 0
+}
+
+func (x *SandboxLimits) GetMaxMemoryBytes() int64 {
+	if x != nil {
+		return x.MaxMemoryBytes
+	}
+	return 0
+}
+
+func (x *SandboxLimits) GetMaxBackground() int64 {
+	if x != nil {
+		return x.MaxBackground
+	}
+	return 0
+}
+
+type PolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The options whose policy to show; script, stdin and dir are ignored.
+	Exec          *ExecRequest `protobuf:"bytes,1,opt,name=exec,proto3" json:"exec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PolicyRequest) Reset() {
+	*x = PolicyRequest{}
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PolicyRequest) ProtoMessage() {}
+
+func (x *PolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PolicyRequest.ProtoReflect.Descriptor instead.
+func (*PolicyRequest) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PolicyRequest) GetExec() *ExecRequest {
+	if x != nil {
+		return x.Exec
+	}
+	return nil
+}
+
+type PolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policy        *EffectivePolicy       `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PolicyResponse) Reset() {
+	*x = PolicyResponse{}
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PolicyResponse) ProtoMessage() {}
+
+func (x *PolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PolicyResponse.ProtoReflect.Descriptor instead.
+func (*PolicyResponse) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PolicyResponse) GetPolicy() *EffectivePolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+// EffectivePolicy is what a script may do, with every default filled in.
+// Its JSON form (proto3 JSON, field names in lowerCamelCase) is what
+// `agentfs sh --print-policy` prints and every SDK's policy() returns.
+type EffectivePolicy struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	DefaultDeny bool                   `protobuf:"varint,1,opt,name=default_deny,json=defaultDeny,proto3" json:"default_deny,omitempty"`
+	// False: every path of the agent filesystem is readable. True: only
+	// those below readable or writable (writable ones are readable too);
+	// symlinks are resolved before the check.
+	RestrictReads bool     `protobuf:"varint,2,opt,name=restrict_reads,json=restrictReads,proto3" json:"restrict_reads,omitempty"`
+	Readable      []string `protobuf:"bytes,3,rep,name=readable,proto3" json:"readable,omitempty"`
+	// Writes: the same, for the prefixes of writable.
+	RestrictWrites bool     `protobuf:"varint,18,opt,name=restrict_writes,json=restrictWrites,proto3" json:"restrict_writes,omitempty"`
+	Writable       []string `protobuf:"bytes,4,rep,name=writable,proto3" json:"writable,omitempty"`
+	// False: every utility may run. True: only those of allow (and the
+	// shell's builtins).
+	RestrictCommands bool     `protobuf:"varint,5,opt,name=restrict_commands,json=restrictCommands,proto3" json:"restrict_commands,omitempty"`
+	Allow            []string `protobuf:"bytes,6,rep,name=allow,proto3" json:"allow,omitempty"`
+	// Commands that may never run, builtins included.
+	Deny []string `protobuf:"bytes,7,rep,name=deny,proto3" json:"deny,omitempty"`
+	// The script's environment, with the defaults (HOME, PATH, USER,
+	// LOGNAME, SHELL); nothing comes from the host.
+	Env      map[string]string `protobuf:"bytes,8,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	User     string            `protobuf:"bytes,9,opt,name=user,proto3" json:"user,omitempty"`
+	Uid      uint32            `protobuf:"varint,10,opt,name=uid,proto3" json:"uid,omitempty"`
+	Gid      uint32            `protobuf:"varint,11,opt,name=gid,proto3" json:"gid,omitempty"`
+	Hostname string            `protobuf:"bytes,12,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Umask    uint32            `protobuf:"varint,13,opt,name=umask,proto3" json:"umask,omitempty"`
+	// Network rules: none means no network at all.
+	Net []*EffectiveNetRule `protobuf:"bytes,14,rep,name=net,proto3" json:"net,omitempty"`
+	// Limits profile name and values.
+	LimitsProfile string         `protobuf:"bytes,15,opt,name=limits_profile,json=limitsProfile,proto3" json:"limits_profile,omitempty"`
+	Limits        *SandboxLimits `protobuf:"bytes,16,opt,name=limits,proto3" json:"limits,omitempty"`
+	// Names of the bindings (host functions) the script may call.
+	Bindings      []string `protobuf:"bytes,17,rep,name=bindings,proto3" json:"bindings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EffectivePolicy) Reset() {
+	*x = EffectivePolicy{}
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EffectivePolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EffectivePolicy) ProtoMessage() {}
+
+func (x *EffectivePolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EffectivePolicy.ProtoReflect.Descriptor instead.
+func (*EffectivePolicy) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *EffectivePolicy) GetDefaultDeny() bool {
+	if x != nil {
+		return x.DefaultDeny
+	}
+	return false
+}
+
+func (x *EffectivePolicy) GetRestrictReads() bool {
+	if x != nil {
+		return x.RestrictReads
+	}
+	return false
+}
+
+func (x *EffectivePolicy) GetReadable() []string {
+	if x != nil {
+		return x.Readable
+	}
+	return nil
+}
+
+func (x *EffectivePolicy) GetRestrictWrites() bool {
+	if x != nil {
+		return x.RestrictWrites
+	}
+	return false
+}
+
+func (x *EffectivePolicy) GetWritable() []string {
+	if x != nil {
+		return x.Writable
+	}
+	return nil
+}
+
+func (x *EffectivePolicy) GetRestrictCommands() bool {
+	if x != nil {
+		return x.RestrictCommands
+	}
+	return false
+}
+
+func (x *EffectivePolicy) GetAllow() []string {
+	if x != nil {
+		return x.Allow
+	}
+	return nil
+}
+
+func (x *EffectivePolicy) GetDeny() []string {
+	if x != nil {
+		return x.Deny
+	}
+	return nil
+}
+
+func (x *EffectivePolicy) GetEnv() map[string]string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *EffectivePolicy) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *EffectivePolicy) GetUid() uint32 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+func (x *EffectivePolicy) GetGid() uint32 {
+	if x != nil {
+		return x.Gid
+	}
+	return 0
+}
+
+func (x *EffectivePolicy) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *EffectivePolicy) GetUmask() uint32 {
+	if x != nil {
+		return x.Umask
+	}
+	return 0
+}
+
+func (x *EffectivePolicy) GetNet() []*EffectiveNetRule {
+	if x != nil {
+		return x.Net
+	}
+	return nil
+}
+
+func (x *EffectivePolicy) GetLimitsProfile() string {
+	if x != nil {
+		return x.LimitsProfile
+	}
+	return ""
+}
+
+func (x *EffectivePolicy) GetLimits() *SandboxLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *EffectivePolicy) GetBindings() []string {
+	if x != nil {
+		return x.Bindings
+	}
+	return nil
+}
+
+// EffectiveNetRule is a network rule as audited: header values are
+// secrets, so only their names are shown.
+type EffectiveNetRule struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Prefix string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// Empty: every method.
+	Methods       []string `protobuf:"bytes,2,rep,name=methods,proto3" json:"methods,omitempty"`
+	HeaderNames   []string `protobuf:"bytes,3,rep,name=header_names,json=headerNames,proto3" json:"header_names,omitempty"`
+	AllowPrivate  bool     `protobuf:"varint,4,opt,name=allow_private,json=allowPrivate,proto3" json:"allow_private,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EffectiveNetRule) Reset() {
+	*x = EffectiveNetRule{}
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EffectiveNetRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EffectiveNetRule) ProtoMessage() {}
+
+func (x *EffectiveNetRule) ProtoReflect() protoreflect.Message {
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EffectiveNetRule.ProtoReflect.Descriptor instead.
+func (*EffectiveNetRule) Descriptor() ([]byte, []int) {
+	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *EffectiveNetRule) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *EffectiveNetRule) GetMethods() []string {
+	if x != nil {
+		return x.Methods
+	}
+	return nil
+}
+
+func (x *EffectiveNetRule) GetHeaderNames() []string {
+	if x != nil {
+		return x.HeaderNames
+	}
+	return nil
+}
+
+func (x *EffectiveNetRule) GetAllowPrivate() bool {
+	if x != nil {
+		return x.AllowPrivate
+	}
+	return false
+}
+
 type ExecResponse struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	ExitCode int32                  `protobuf:"varint,1,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
@@ -307,7 +837,7 @@ type ExecResponse struct {
 
 func (x *ExecResponse) Reset() {
 	*x = ExecResponse{}
-	mi := &file_agentfs_v1_sandbox_proto_msgTypes[3]
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -319,7 +849,7 @@ func (x *ExecResponse) String() string {
 func (*ExecResponse) ProtoMessage() {}
 
 func (x *ExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentfs_v1_sandbox_proto_msgTypes[3]
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -332,7 +862,7 @@ func (x *ExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
 func (*ExecResponse) Descriptor() ([]byte, []int) {
-	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{3}
+	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ExecResponse) GetExitCode() int32 {
@@ -380,7 +910,7 @@ type CallBindingRequest struct {
 
 func (x *CallBindingRequest) Reset() {
 	*x = CallBindingRequest{}
-	mi := &file_agentfs_v1_sandbox_proto_msgTypes[4]
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +922,7 @@ func (x *CallBindingRequest) String() string {
 func (*CallBindingRequest) ProtoMessage() {}
 
 func (x *CallBindingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentfs_v1_sandbox_proto_msgTypes[4]
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -405,7 +935,7 @@ func (x *CallBindingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBindingRequest.ProtoReflect.Descriptor instead.
 func (*CallBindingRequest) Descriptor() ([]byte, []int) {
-	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{4}
+	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CallBindingRequest) GetName() string {
@@ -434,7 +964,7 @@ type CallBindingResponse struct {
 
 func (x *CallBindingResponse) Reset() {
 	*x = CallBindingResponse{}
-	mi := &file_agentfs_v1_sandbox_proto_msgTypes[5]
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -446,7 +976,7 @@ func (x *CallBindingResponse) String() string {
 func (*CallBindingResponse) ProtoMessage() {}
 
 func (x *CallBindingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentfs_v1_sandbox_proto_msgTypes[5]
+	mi := &file_agentfs_v1_sandbox_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -459,7 +989,7 @@ func (x *CallBindingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBindingResponse.ProtoReflect.Descriptor instead.
 func (*CallBindingResponse) Descriptor() ([]byte, []int) {
-	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{5}
+	return file_agentfs_v1_sandbox_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CallBindingResponse) GetResultJson() string {
@@ -486,14 +1016,15 @@ const file_agentfs_v1_sandbox_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1f\n" +
 	"\vschema_json\x18\x03 \x01(\tR\n" +
-	"schemaJson\"\xbb\x01\n" +
+	"schemaJson\"\xe0\x01\n" +
 	"\vNetRuleSpec\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x18\n" +
 	"\amethods\x18\x02 \x03(\tR\amethods\x12>\n" +
-	"\aheaders\x18\x03 \x03(\v2$.agentfs.v1.NetRuleSpec.HeadersEntryR\aheaders\x1a:\n" +
+	"\aheaders\x18\x03 \x03(\v2$.agentfs.v1.NetRuleSpec.HeadersEntryR\aheaders\x12#\n" +
+	"\rallow_private\x18\x04 \x01(\bR\fallowPrivate\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd5\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb6\x04\n" +
 	"\vExecRequest\x12\x16\n" +
 	"\x06script\x18\x01 \x01(\tR\x06script\x12\x10\n" +
 	"\x03dir\x18\x02 \x01(\tR\x03dir\x12\x14\n" +
@@ -508,10 +1039,58 @@ const file_agentfs_v1_sandbox_proto_rawDesc = "" +
 	" \x03(\v2\x17.agentfs.v1.NetRuleSpecR\x03net\x123\n" +
 	"\bbindings\x18\v \x03(\v2\x17.agentfs.v1.BindingSpecR\bbindings\x12\x16\n" +
 	"\x06limits\x18\f \x01(\tR\x06limits\x12\x19\n" +
-	"\bno_audit\x18\r \x01(\bR\anoAudit\x1a6\n" +
+	"\bno_audit\x18\r \x01(\bR\anoAudit\x12!\n" +
+	"\fdefault_deny\x18\x0e \x01(\bR\vdefaultDeny\x12<\n" +
+	"\flimit_values\x18\x0f \x01(\v2\x19.agentfs.v1.SandboxLimitsR\vlimitValues\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x92\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xbd\x03\n" +
+	"\rSandboxLimits\x12!\n" +
+	"\fmax_commands\x18\x01 \x01(\x03R\vmaxCommands\x12\x1b\n" +
+	"\tmax_steps\x18\x02 \x01(\x03R\bmaxSteps\x12$\n" +
+	"\x0emax_call_depth\x18\x03 \x01(\x03R\fmaxCallDepth\x12 \n" +
+	"\fwall_time_ms\x18\x04 \x01(\x03R\n" +
+	"wallTimeMs\x12(\n" +
+	"\x10max_output_bytes\x18\x05 \x01(\x03R\x0emaxOutputBytes\x12(\n" +
+	"\x10max_stream_bytes\x18\x06 \x01(\x03R\x0emaxStreamBytes\x12+\n" +
+	"\x12max_fs_write_bytes\x18\a \x01(\x03R\x0fmaxFsWriteBytes\x12,\n" +
+	"\x12max_response_bytes\x18\b \x01(\x03R\x10maxResponseBytes\x12$\n" +
+	"\x0enet_timeout_ms\x18\t \x01(\x03R\fnetTimeoutMs\x12(\n" +
+	"\x10max_memory_bytes\x18\n" +
+	" \x01(\x03R\x0emaxMemoryBytes\x12%\n" +
+	"\x0emax_background\x18\v \x01(\x03R\rmaxBackground\"<\n" +
+	"\rPolicyRequest\x12+\n" +
+	"\x04exec\x18\x01 \x01(\v2\x17.agentfs.v1.ExecRequestR\x04exec\"E\n" +
+	"\x0ePolicyResponse\x123\n" +
+	"\x06policy\x18\x01 \x01(\v2\x1b.agentfs.v1.EffectivePolicyR\x06policy\"\x93\x05\n" +
+	"\x0fEffectivePolicy\x12!\n" +
+	"\fdefault_deny\x18\x01 \x01(\bR\vdefaultDeny\x12%\n" +
+	"\x0erestrict_reads\x18\x02 \x01(\bR\rrestrictReads\x12\x1a\n" +
+	"\breadable\x18\x03 \x03(\tR\breadable\x12'\n" +
+	"\x0frestrict_writes\x18\x12 \x01(\bR\x0erestrictWrites\x12\x1a\n" +
+	"\bwritable\x18\x04 \x03(\tR\bwritable\x12+\n" +
+	"\x11restrict_commands\x18\x05 \x01(\bR\x10restrictCommands\x12\x14\n" +
+	"\x05allow\x18\x06 \x03(\tR\x05allow\x12\x12\n" +
+	"\x04deny\x18\a \x03(\tR\x04deny\x126\n" +
+	"\x03env\x18\b \x03(\v2$.agentfs.v1.EffectivePolicy.EnvEntryR\x03env\x12\x12\n" +
+	"\x04user\x18\t \x01(\tR\x04user\x12\x10\n" +
+	"\x03uid\x18\n" +
+	" \x01(\rR\x03uid\x12\x10\n" +
+	"\x03gid\x18\v \x01(\rR\x03gid\x12\x1a\n" +
+	"\bhostname\x18\f \x01(\tR\bhostname\x12\x14\n" +
+	"\x05umask\x18\r \x01(\rR\x05umask\x12.\n" +
+	"\x03net\x18\x0e \x03(\v2\x1c.agentfs.v1.EffectiveNetRuleR\x03net\x12%\n" +
+	"\x0elimits_profile\x18\x0f \x01(\tR\rlimitsProfile\x121\n" +
+	"\x06limits\x18\x10 \x01(\v2\x19.agentfs.v1.SandboxLimitsR\x06limits\x12\x1a\n" +
+	"\bbindings\x18\x11 \x03(\tR\bbindings\x1a6\n" +
+	"\bEnvEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8c\x01\n" +
+	"\x10EffectiveNetRule\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x18\n" +
+	"\amethods\x18\x02 \x03(\tR\amethods\x12!\n" +
+	"\fheader_names\x18\x03 \x03(\tR\vheaderNames\x12#\n" +
+	"\rallow_private\x18\x04 \x01(\bR\fallowPrivate\"\x92\x01\n" +
 	"\fExecResponse\x12\x1b\n" +
 	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06stdout\x18\x02 \x01(\fR\x06stdout\x12\x16\n" +
@@ -525,9 +1104,10 @@ const file_agentfs_v1_sandbox_proto_rawDesc = "" +
 	"\x13CallBindingResponse\x12\x1f\n" +
 	"\vresult_json\x18\x01 \x01(\tR\n" +
 	"resultJson\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error2K\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error2\x8c\x01\n" +
 	"\x0eSandboxService\x129\n" +
-	"\x04Exec\x12\x17.agentfs.v1.ExecRequest\x1a\x18.agentfs.v1.ExecResponse2]\n" +
+	"\x04Exec\x12\x17.agentfs.v1.ExecRequest\x1a\x18.agentfs.v1.ExecResponse\x12?\n" +
+	"\x06Policy\x12\x19.agentfs.v1.PolicyRequest\x1a\x1a.agentfs.v1.PolicyResponse2]\n" +
 	"\vHostService\x12N\n" +
 	"\vCallBinding\x12\x1e.agentfs.v1.CallBindingRequest\x1a\x1f.agentfs.v1.CallBindingResponseB\xa4\x01\n" +
 	"\x0ecom.agentfs.v1B\fSandboxProtoP\x01Z;github.com/agentfs-go/agentfs/core/api/agentfs/v1;agentfsv1\xa2\x02\x03AXX\xaa\x02\n" +
@@ -546,31 +1126,45 @@ func file_agentfs_v1_sandbox_proto_rawDescGZIP() []byte {
 	return file_agentfs_v1_sandbox_proto_rawDescData
 }
 
-var file_agentfs_v1_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_agentfs_v1_sandbox_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_agentfs_v1_sandbox_proto_goTypes = []any{
 	(*BindingSpec)(nil),         // 0: agentfs.v1.BindingSpec
 	(*NetRuleSpec)(nil),         // 1: agentfs.v1.NetRuleSpec
 	(*ExecRequest)(nil),         // 2: agentfs.v1.ExecRequest
-	(*ExecResponse)(nil),        // 3: agentfs.v1.ExecResponse
-	(*CallBindingRequest)(nil),  // 4: agentfs.v1.CallBindingRequest
-	(*CallBindingResponse)(nil), // 5: agentfs.v1.CallBindingResponse
-	nil,                         // 6: agentfs.v1.NetRuleSpec.HeadersEntry
-	nil,                         // 7: agentfs.v1.ExecRequest.EnvEntry
+	(*SandboxLimits)(nil),       // 3: agentfs.v1.SandboxLimits
+	(*PolicyRequest)(nil),       // 4: agentfs.v1.PolicyRequest
+	(*PolicyResponse)(nil),      // 5: agentfs.v1.PolicyResponse
+	(*EffectivePolicy)(nil),     // 6: agentfs.v1.EffectivePolicy
+	(*EffectiveNetRule)(nil),    // 7: agentfs.v1.EffectiveNetRule
+	(*ExecResponse)(nil),        // 8: agentfs.v1.ExecResponse
+	(*CallBindingRequest)(nil),  // 9: agentfs.v1.CallBindingRequest
+	(*CallBindingResponse)(nil), // 10: agentfs.v1.CallBindingResponse
+	nil,                         // 11: agentfs.v1.NetRuleSpec.HeadersEntry
+	nil,                         // 12: agentfs.v1.ExecRequest.EnvEntry
+	nil,                         // 13: agentfs.v1.EffectivePolicy.EnvEntry
 }
 var file_agentfs_v1_sandbox_proto_depIdxs = []int32{
-	6, // 0: agentfs.v1.NetRuleSpec.headers:type_name -> agentfs.v1.NetRuleSpec.HeadersEntry
-	7, // 1: agentfs.v1.ExecRequest.env:type_name -> agentfs.v1.ExecRequest.EnvEntry
-	1, // 2: agentfs.v1.ExecRequest.net:type_name -> agentfs.v1.NetRuleSpec
-	0, // 3: agentfs.v1.ExecRequest.bindings:type_name -> agentfs.v1.BindingSpec
-	2, // 4: agentfs.v1.SandboxService.Exec:input_type -> agentfs.v1.ExecRequest
-	4, // 5: agentfs.v1.HostService.CallBinding:input_type -> agentfs.v1.CallBindingRequest
-	3, // 6: agentfs.v1.SandboxService.Exec:output_type -> agentfs.v1.ExecResponse
-	5, // 7: agentfs.v1.HostService.CallBinding:output_type -> agentfs.v1.CallBindingResponse
-	6, // [6:8] is the sub-list for method output_type
-	4, // [4:6] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	11, // 0: agentfs.v1.NetRuleSpec.headers:type_name -> agentfs.v1.NetRuleSpec.HeadersEntry
+	12, // 1: agentfs.v1.ExecRequest.env:type_name -> agentfs.v1.ExecRequest.EnvEntry
+	1,  // 2: agentfs.v1.ExecRequest.net:type_name -> agentfs.v1.NetRuleSpec
+	0,  // 3: agentfs.v1.ExecRequest.bindings:type_name -> agentfs.v1.BindingSpec
+	3,  // 4: agentfs.v1.ExecRequest.limit_values:type_name -> agentfs.v1.SandboxLimits
+	2,  // 5: agentfs.v1.PolicyRequest.exec:type_name -> agentfs.v1.ExecRequest
+	6,  // 6: agentfs.v1.PolicyResponse.policy:type_name -> agentfs.v1.EffectivePolicy
+	13, // 7: agentfs.v1.EffectivePolicy.env:type_name -> agentfs.v1.EffectivePolicy.EnvEntry
+	7,  // 8: agentfs.v1.EffectivePolicy.net:type_name -> agentfs.v1.EffectiveNetRule
+	3,  // 9: agentfs.v1.EffectivePolicy.limits:type_name -> agentfs.v1.SandboxLimits
+	2,  // 10: agentfs.v1.SandboxService.Exec:input_type -> agentfs.v1.ExecRequest
+	4,  // 11: agentfs.v1.SandboxService.Policy:input_type -> agentfs.v1.PolicyRequest
+	9,  // 12: agentfs.v1.HostService.CallBinding:input_type -> agentfs.v1.CallBindingRequest
+	8,  // 13: agentfs.v1.SandboxService.Exec:output_type -> agentfs.v1.ExecResponse
+	5,  // 14: agentfs.v1.SandboxService.Policy:output_type -> agentfs.v1.PolicyResponse
+	10, // 15: agentfs.v1.HostService.CallBinding:output_type -> agentfs.v1.CallBindingResponse
+	13, // [13:16] is the sub-list for method output_type
+	10, // [10:13] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_agentfs_v1_sandbox_proto_init() }
@@ -584,7 +1178,7 @@ func file_agentfs_v1_sandbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentfs_v1_sandbox_proto_rawDesc), len(file_agentfs_v1_sandbox_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -134,3 +134,29 @@ class CloseShellRequest(_message.Message):
 class CloseShellResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class StreamProcessRequest(_message.Message):
+    __slots__ = ("start", "pid", "deadline_ms")
+    START_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    start: StartProcessRequest
+    pid: int
+    deadline_ms: int
+    def __init__(self, start: _Optional[_Union[StartProcessRequest, _Mapping]] = ..., pid: _Optional[int] = ..., deadline_ms: _Optional[int] = ...) -> None: ...
+
+class StreamProcessResponse(_message.Message):
+    __slots__ = ("pid", "chunks", "exited", "exit_code", "signal", "limit")
+    PID_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    EXITED_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    pid: int
+    chunks: _containers.RepeatedCompositeFieldContainer[ProcessChunk]
+    exited: bool
+    exit_code: int
+    signal: int
+    limit: str
+    def __init__(self, pid: _Optional[int] = ..., chunks: _Optional[_Iterable[_Union[ProcessChunk, _Mapping]]] = ..., exited: _Optional[bool] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., limit: _Optional[str] = ...) -> None: ...

@@ -26,7 +26,7 @@ from agentfs.v1 import agent_pb2 as agentfs_dot_v1_dot_agent__pb2
 from agentfs.v1 import errors_pb2 as agentfs_dot_v1_dot_errors__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x61gentfs/v1/protocol.proto\x12\nagentfs.v1\x1a\x16\x61gentfs/v1/agent.proto\x1a\x17\x61gentfs/v1/errors.proto\"\xc3\x02\n\x05\x46rame\x12\n\n\x02id\x18\x01 \x01(\x04\x12\"\n\x05hello\x18\x02 \x01(\x0b\x32\x11.agentfs.v1.HelloH\x00\x12&\n\x07welcome\x18\x03 \x01(\x0b\x32\x13.agentfs.v1.WelcomeH\x00\x12 \n\x04\x63\x61ll\x18\x04 \x01(\x0b\x32\x10.agentfs.v1.CallH\x00\x12$\n\x06result\x18\x05 \x01(\x0b\x32\x12.agentfs.v1.ResultH\x00\x12$\n\x06\x63\x61ncel\x18\x06 \x01(\x0b\x32\x12.agentfs.v1.CancelH\x00\x12 \n\x04ping\x18\x07 \x01(\x0b\x32\x10.agentfs.v1.PingH\x00\x12 \n\x04pong\x18\x08 \x01(\x0b\x32\x10.agentfs.v1.PongH\x00\x12(\n\x08shutdown\x18\t \x01(\x0b\x32\x14.agentfs.v1.ShutdownH\x00\x42\x06\n\x04\x62ody\"\xd7\x01\n\x0bOpenOptions\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x11\n\tno_create\x18\x03 \x01(\x08\x12\x11\n\tread_only\x18\x04 \x01(\x08\x12\x12\n\nchunk_size\x18\x05 \x01(\x03\x12\x12\n\ndurability\x18\x06 \x01(\t\x12\x0b\n\x03\x64ir\x18\x07 \x01(\t\x12\x16\n\x0e\x65ncryption_key\x18\x08 \x01(\x0c\x12\x0e\n\x06\x63ipher\x18\t \x01(\t\x12\x17\n\x0fsync_remote_url\x18\n \x01(\t\x12\x12\n\nsync_token\x18\x0b \x01(\t\"n\n\x05Hello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0e\n\x06\x63lient\x18\x02 \x01(\t\x12%\n\x04open\x18\x03 \x01(\x0b\x32\x17.agentfs.v1.OpenOptions\x12\x14\n\x0cheartbeat_ms\x18\x04 \x01(\r\"c\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x16\n\x0e\x65ngine_version\x18\x02 \x01(\t\x12&\n\x04info\x18\x03 \x01(\x0b\x32\x18.agentfs.v1.InfoResponse\"\'\n\x04\x43\x61ll\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\";\n\x06Result\x12\x0f\n\x07payload\x18\x01 \x01(\x0c\x12 \n\x05\x65rror\x18\x02 \x01(\x0b\x32\x11.agentfs.v1.Error\"\x08\n\x06\x43\x61ncel\"\x06\n\x04Ping\"\x06\n\x04Pong\"\n\n\x08Shutdownb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x61gentfs/v1/protocol.proto\x12\nagentfs.v1\x1a\x16\x61gentfs/v1/agent.proto\x1a\x17\x61gentfs/v1/errors.proto\"\xf1\x02\n\x05\x46rame\x12\n\n\x02id\x18\x01 \x01(\x04\x12\"\n\x05hello\x18\x02 \x01(\x0b\x32\x11.agentfs.v1.HelloH\x00\x12&\n\x07welcome\x18\x03 \x01(\x0b\x32\x13.agentfs.v1.WelcomeH\x00\x12 \n\x04\x63\x61ll\x18\x04 \x01(\x0b\x32\x10.agentfs.v1.CallH\x00\x12$\n\x06result\x18\x05 \x01(\x0b\x32\x12.agentfs.v1.ResultH\x00\x12$\n\x06\x63\x61ncel\x18\x06 \x01(\x0b\x32\x12.agentfs.v1.CancelH\x00\x12 \n\x04ping\x18\x07 \x01(\x0b\x32\x10.agentfs.v1.PingH\x00\x12 \n\x04pong\x18\x08 \x01(\x0b\x32\x10.agentfs.v1.PongH\x00\x12(\n\x08shutdown\x18\t \x01(\x0b\x32\x14.agentfs.v1.ShutdownH\x00\x12,\n\x07message\x18\n \x01(\x0b\x32\x19.agentfs.v1.StreamMessageH\x00\x42\x06\n\x04\x62ody\"\xe6\x02\n\x0bOpenOptions\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x11\n\tno_create\x18\x03 \x01(\x08\x12\x11\n\tread_only\x18\x04 \x01(\x08\x12\x12\n\nchunk_size\x18\x05 \x01(\x03\x12\x12\n\ndurability\x18\x06 \x01(\t\x12\x0b\n\x03\x64ir\x18\x07 \x01(\t\x12\x16\n\x0e\x65ncryption_key\x18\x08 \x01(\x0c\x12\x0e\n\x06\x63ipher\x18\t \x01(\t\x12\x17\n\x0fsync_remote_url\x18\n \x01(\t\x12\x12\n\nsync_token\x18\x0b \x01(\t\x12%\n\x1dsync_partial_bootstrap_length\x18\x0c \x01(\x03\x12$\n\x1csync_partial_bootstrap_query\x18\r \x01(\t\x12!\n\x19sync_partial_segment_size\x18\x0e \x01(\x03\x12\x1d\n\x15sync_partial_prefetch\x18\x0f \x01(\x08\"n\n\x05Hello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0e\n\x06\x63lient\x18\x02 \x01(\t\x12%\n\x04open\x18\x03 \x01(\x0b\x32\x17.agentfs.v1.OpenOptions\x12\x14\n\x0cheartbeat_ms\x18\x04 \x01(\r\"c\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x16\n\x0e\x65ngine_version\x18\x02 \x01(\t\x12&\n\x04info\x18\x03 \x01(\x0b\x32\x18.agentfs.v1.InfoResponse\"\'\n\x04\x43\x61ll\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\";\n\x06Result\x12\x0f\n\x07payload\x18\x01 \x01(\x0c\x12 \n\x05\x65rror\x18\x02 \x01(\x0b\x32\x11.agentfs.v1.Error\" \n\rStreamMessage\x12\x0f\n\x07payload\x18\x01 \x01(\x0c\"\x08\n\x06\x43\x61ncel\"\x06\n\x04Ping\"\x06\n\x04Pong\"\n\n\x08Shutdownb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,23 +34,25 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentfs.v1.protocol_pb2', _
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_FRAME']._serialized_start=91
-  _globals['_FRAME']._serialized_end=414
-  _globals['_OPENOPTIONS']._serialized_start=417
-  _globals['_OPENOPTIONS']._serialized_end=632
-  _globals['_HELLO']._serialized_start=634
-  _globals['_HELLO']._serialized_end=744
-  _globals['_WELCOME']._serialized_start=746
-  _globals['_WELCOME']._serialized_end=845
-  _globals['_CALL']._serialized_start=847
-  _globals['_CALL']._serialized_end=886
-  _globals['_RESULT']._serialized_start=888
-  _globals['_RESULT']._serialized_end=947
-  _globals['_CANCEL']._serialized_start=949
-  _globals['_CANCEL']._serialized_end=957
-  _globals['_PING']._serialized_start=959
-  _globals['_PING']._serialized_end=965
-  _globals['_PONG']._serialized_start=967
-  _globals['_PONG']._serialized_end=973
-  _globals['_SHUTDOWN']._serialized_start=975
-  _globals['_SHUTDOWN']._serialized_end=985
+  _globals['_FRAME']._serialized_end=460
+  _globals['_OPENOPTIONS']._serialized_start=463
+  _globals['_OPENOPTIONS']._serialized_end=821
+  _globals['_HELLO']._serialized_start=823
+  _globals['_HELLO']._serialized_end=933
+  _globals['_WELCOME']._serialized_start=935
+  _globals['_WELCOME']._serialized_end=1034
+  _globals['_CALL']._serialized_start=1036
+  _globals['_CALL']._serialized_end=1075
+  _globals['_RESULT']._serialized_start=1077
+  _globals['_RESULT']._serialized_end=1136
+  _globals['_STREAMMESSAGE']._serialized_start=1138
+  _globals['_STREAMMESSAGE']._serialized_end=1170
+  _globals['_CANCEL']._serialized_start=1172
+  _globals['_CANCEL']._serialized_end=1180
+  _globals['_PING']._serialized_start=1182
+  _globals['_PING']._serialized_end=1188
+  _globals['_PONG']._serialized_start=1190
+  _globals['_PONG']._serialized_end=1196
+  _globals['_SHUTDOWN']._serialized_start=1198
+  _globals['_SHUTDOWN']._serialized_end=1208
 # @@protoc_insertion_point(module_scope)

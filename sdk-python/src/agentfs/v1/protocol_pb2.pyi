@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Frame(_message.Message):
-    __slots__ = ("id", "hello", "welcome", "call", "result", "cancel", "ping", "pong", "shutdown")
+    __slots__ = ("id", "hello", "welcome", "call", "result", "cancel", "ping", "pong", "shutdown", "message")
     ID_FIELD_NUMBER: _ClassVar[int]
     HELLO_FIELD_NUMBER: _ClassVar[int]
     WELCOME_FIELD_NUMBER: _ClassVar[int]
@@ -18,6 +18,7 @@ class Frame(_message.Message):
     PING_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
     SHUTDOWN_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
     id: int
     hello: Hello
     welcome: Welcome
@@ -27,10 +28,11 @@ class Frame(_message.Message):
     ping: Ping
     pong: Pong
     shutdown: Shutdown
-    def __init__(self, id: _Optional[int] = ..., hello: _Optional[_Union[Hello, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., call: _Optional[_Union[Call, _Mapping]] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., cancel: _Optional[_Union[Cancel, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ...) -> None: ...
+    message: StreamMessage
+    def __init__(self, id: _Optional[int] = ..., hello: _Optional[_Union[Hello, _Mapping]] = ..., welcome: _Optional[_Union[Welcome, _Mapping]] = ..., call: _Optional[_Union[Call, _Mapping]] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., cancel: _Optional[_Union[Cancel, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., shutdown: _Optional[_Union[Shutdown, _Mapping]] = ..., message: _Optional[_Union[StreamMessage, _Mapping]] = ...) -> None: ...
 
 class OpenOptions(_message.Message):
-    __slots__ = ("id", "path", "no_create", "read_only", "chunk_size", "durability", "dir", "encryption_key", "cipher", "sync_remote_url", "sync_token")
+    __slots__ = ("id", "path", "no_create", "read_only", "chunk_size", "durability", "dir", "encryption_key", "cipher", "sync_remote_url", "sync_token", "sync_partial_bootstrap_length", "sync_partial_bootstrap_query", "sync_partial_segment_size", "sync_partial_prefetch")
     ID_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     NO_CREATE_FIELD_NUMBER: _ClassVar[int]
@@ -42,6 +44,10 @@ class OpenOptions(_message.Message):
     CIPHER_FIELD_NUMBER: _ClassVar[int]
     SYNC_REMOTE_URL_FIELD_NUMBER: _ClassVar[int]
     SYNC_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SYNC_PARTIAL_BOOTSTRAP_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    SYNC_PARTIAL_BOOTSTRAP_QUERY_FIELD_NUMBER: _ClassVar[int]
+    SYNC_PARTIAL_SEGMENT_SIZE_FIELD_NUMBER: _ClassVar[int]
+    SYNC_PARTIAL_PREFETCH_FIELD_NUMBER: _ClassVar[int]
     id: str
     path: str
     no_create: bool
@@ -53,7 +59,11 @@ class OpenOptions(_message.Message):
     cipher: str
     sync_remote_url: str
     sync_token: str
-    def __init__(self, id: _Optional[str] = ..., path: _Optional[str] = ..., no_create: _Optional[bool] = ..., read_only: _Optional[bool] = ..., chunk_size: _Optional[int] = ..., durability: _Optional[str] = ..., dir: _Optional[str] = ..., encryption_key: _Optional[bytes] = ..., cipher: _Optional[str] = ..., sync_remote_url: _Optional[str] = ..., sync_token: _Optional[str] = ...) -> None: ...
+    sync_partial_bootstrap_length: int
+    sync_partial_bootstrap_query: str
+    sync_partial_segment_size: int
+    sync_partial_prefetch: bool
+    def __init__(self, id: _Optional[str] = ..., path: _Optional[str] = ..., no_create: _Optional[bool] = ..., read_only: _Optional[bool] = ..., chunk_size: _Optional[int] = ..., durability: _Optional[str] = ..., dir: _Optional[str] = ..., encryption_key: _Optional[bytes] = ..., cipher: _Optional[str] = ..., sync_remote_url: _Optional[str] = ..., sync_token: _Optional[str] = ..., sync_partial_bootstrap_length: _Optional[int] = ..., sync_partial_bootstrap_query: _Optional[str] = ..., sync_partial_segment_size: _Optional[int] = ..., sync_partial_prefetch: _Optional[bool] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("protocol_version", "client", "open", "heartbeat_ms")
@@ -92,6 +102,12 @@ class Result(_message.Message):
     payload: bytes
     error: _errors_pb2.Error
     def __init__(self, payload: _Optional[bytes] = ..., error: _Optional[_Union[_errors_pb2.Error, _Mapping]] = ...) -> None: ...
+
+class StreamMessage(_message.Message):
+    __slots__ = ("payload",)
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    payload: bytes
+    def __init__(self, payload: _Optional[bytes] = ...) -> None: ...
 
 class Cancel(_message.Message):
     __slots__ = ()

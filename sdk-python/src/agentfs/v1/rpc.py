@@ -13,6 +13,7 @@ from agentfs.v1 import filesystem_pb2 as _filesystem_pb2
 from agentfs.v1 import kv_pb2 as _kv_pb2
 from agentfs.v1 import process_pb2 as _process_pb2
 from agentfs.v1 import sandbox_pb2 as _sandbox_pb2
+from agentfs.v1 import session_pb2 as _session_pb2
 from agentfs.v1 import tools_pb2 as _tools_pb2
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ __all__ = [
     "AsyncHostServiceClient",
     "ProcessServiceClient",
     "AsyncProcessServiceClient",
+    "SessionServiceClient",
+    "AsyncSessionServiceClient",
     "ToolsServiceClient",
     "AsyncToolsServiceClient",
 ]
@@ -502,6 +505,13 @@ class SandboxServiceClient:
     def exec(self, request: _sandbox_pb2.ExecRequest) -> _sandbox_pb2.ExecResponse:
         return self._t.unary("/agentfs.v1.SandboxService/Exec", request, _sandbox_pb2.ExecResponse)
 
+    def policy(self, request: _sandbox_pb2.PolicyRequest) -> _sandbox_pb2.PolicyResponse:
+        """Policy returns the effective policy of an ExecRequest (defaults filled
+        in, nothing run), so that an operator can audit what a script may do.
+        A policy Exec would refuse (EINVAL) is refused here the same way.
+        """
+        return self._t.unary("/agentfs.v1.SandboxService/Policy", request, _sandbox_pb2.PolicyResponse)
+
 
 class AsyncSandboxServiceClient:
     """SandboxService runs shell scripts inside the engine over the agent's
@@ -518,6 +528,13 @@ class AsyncSandboxServiceClient:
 
     async def exec(self, request: _sandbox_pb2.ExecRequest) -> _sandbox_pb2.ExecResponse:
         return await self._t.unary_async("/agentfs.v1.SandboxService/Exec", request, _sandbox_pb2.ExecResponse)
+
+    async def policy(self, request: _sandbox_pb2.PolicyRequest) -> _sandbox_pb2.PolicyResponse:
+        """Policy returns the effective policy of an ExecRequest (defaults filled
+        in, nothing run), so that an operator can audit what a script may do.
+        A policy Exec would refuse (EINVAL) is refused here the same way.
+        """
+        return await self._t.unary_async("/agentfs.v1.SandboxService/Policy", request, _sandbox_pb2.PolicyResponse)
 
 
 class HostServiceClient:
@@ -620,6 +637,84 @@ class AsyncProcessServiceClient:
 
     async def close_shell(self, request: _process_pb2.CloseShellRequest) -> _process_pb2.CloseShellResponse:
         return await self._t.unary_async("/agentfs.v1.ProcessService/CloseShell", request, _process_pb2.CloseShellResponse)
+
+
+class SessionServiceClient:
+    """SessionService runs agent sessions inside the engine: a conversation
+    with a model served over HTTP (OpenAI Chat Completions or Anthropic
+    Messages, streamed) whose tool calls run the engine's agent tools on
+    the agent (docs/SESSIONS.md). Prompt starts a prompt in the background;
+    ReadSessionEvents returns its events as they come (waiting for some, as
+    ReadProcess does), the last one of a prompt being "done". The
+    conversation is stored in the agent, so a session resumes after the
+    engine restarts. Open sessions belong to the connection on stdio and
+    to the agent on HTTP.
+    """
+
+    __slots__ = ("_t",)
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def open_session(self, request: _session_pb2.OpenSessionRequest) -> _session_pb2.OpenSessionResponse:
+        return self._t.unary("/agentfs.v1.SessionService/OpenSession", request, _session_pb2.OpenSessionResponse)
+
+    def prompt(self, request: _session_pb2.PromptRequest) -> _session_pb2.PromptResponse:
+        return self._t.unary("/agentfs.v1.SessionService/Prompt", request, _session_pb2.PromptResponse)
+
+    def read_session_events(self, request: _session_pb2.ReadSessionEventsRequest) -> _session_pb2.ReadSessionEventsResponse:
+        return self._t.unary("/agentfs.v1.SessionService/ReadSessionEvents", request, _session_pb2.ReadSessionEventsResponse)
+
+    def cancel_prompt(self, request: _session_pb2.CancelPromptRequest) -> _session_pb2.CancelPromptResponse:
+        return self._t.unary("/agentfs.v1.SessionService/CancelPrompt", request, _session_pb2.CancelPromptResponse)
+
+    def close_session(self, request: _session_pb2.CloseSessionRequest) -> _session_pb2.CloseSessionResponse:
+        return self._t.unary("/agentfs.v1.SessionService/CloseSession", request, _session_pb2.CloseSessionResponse)
+
+    def list_sessions(self, request: _session_pb2.ListSessionsRequest) -> _session_pb2.ListSessionsResponse:
+        return self._t.unary("/agentfs.v1.SessionService/ListSessions", request, _session_pb2.ListSessionsResponse)
+
+    def delete_session(self, request: _session_pb2.DeleteSessionRequest) -> _session_pb2.DeleteSessionResponse:
+        return self._t.unary("/agentfs.v1.SessionService/DeleteSession", request, _session_pb2.DeleteSessionResponse)
+
+
+class AsyncSessionServiceClient:
+    """SessionService runs agent sessions inside the engine: a conversation
+    with a model served over HTTP (OpenAI Chat Completions or Anthropic
+    Messages, streamed) whose tool calls run the engine's agent tools on
+    the agent (docs/SESSIONS.md). Prompt starts a prompt in the background;
+    ReadSessionEvents returns its events as they come (waiting for some, as
+    ReadProcess does), the last one of a prompt being "done". The
+    conversation is stored in the agent, so a session resumes after the
+    engine restarts. Open sessions belong to the connection on stdio and
+    to the agent on HTTP.
+    """
+
+    __slots__ = ("_t",)
+
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._t = transport
+
+    async def open_session(self, request: _session_pb2.OpenSessionRequest) -> _session_pb2.OpenSessionResponse:
+        return await self._t.unary_async("/agentfs.v1.SessionService/OpenSession", request, _session_pb2.OpenSessionResponse)
+
+    async def prompt(self, request: _session_pb2.PromptRequest) -> _session_pb2.PromptResponse:
+        return await self._t.unary_async("/agentfs.v1.SessionService/Prompt", request, _session_pb2.PromptResponse)
+
+    async def read_session_events(self, request: _session_pb2.ReadSessionEventsRequest) -> _session_pb2.ReadSessionEventsResponse:
+        return await self._t.unary_async("/agentfs.v1.SessionService/ReadSessionEvents", request, _session_pb2.ReadSessionEventsResponse)
+
+    async def cancel_prompt(self, request: _session_pb2.CancelPromptRequest) -> _session_pb2.CancelPromptResponse:
+        return await self._t.unary_async("/agentfs.v1.SessionService/CancelPrompt", request, _session_pb2.CancelPromptResponse)
+
+    async def close_session(self, request: _session_pb2.CloseSessionRequest) -> _session_pb2.CloseSessionResponse:
+        return await self._t.unary_async("/agentfs.v1.SessionService/CloseSession", request, _session_pb2.CloseSessionResponse)
+
+    async def list_sessions(self, request: _session_pb2.ListSessionsRequest) -> _session_pb2.ListSessionsResponse:
+        return await self._t.unary_async("/agentfs.v1.SessionService/ListSessions", request, _session_pb2.ListSessionsResponse)
+
+    async def delete_session(self, request: _session_pb2.DeleteSessionRequest) -> _session_pb2.DeleteSessionResponse:
+        return await self._t.unary_async("/agentfs.v1.SessionService/DeleteSession", request, _session_pb2.DeleteSessionResponse)
 
 
 class ToolsServiceClient:

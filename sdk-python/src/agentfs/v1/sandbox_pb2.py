@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentfs/v1/sandbox.proto\x12\nagentfs.v1\"E\n\x0b\x42indingSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x13\n\x0bschema_json\x18\x03 \x01(\t\"\x95\x01\n\x0bNetRuleSpec\x12\x0e\n\x06prefix\x18\x01 \x01(\t\x12\x0f\n\x07methods\x18\x02 \x03(\t\x12\x35\n\x07headers\x18\x03 \x03(\x0b\x32$.agentfs.v1.NetRuleSpec.HeadersEntry\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xe0\x02\n\x0b\x45xecRequest\x12\x0e\n\x06script\x18\x01 \x01(\t\x12\x0b\n\x03\x64ir\x18\x02 \x01(\t\x12\r\n\x05stdin\x18\x03 \x01(\x0c\x12-\n\x03\x65nv\x18\x04 \x03(\x0b\x32 .agentfs.v1.ExecRequest.EnvEntry\x12\x10\n\x08readable\x18\x05 \x03(\t\x12\x10\n\x08writable\x18\x06 \x03(\t\x12\x16\n\x0erestrict_paths\x18\x07 \x01(\x08\x12\r\n\x05\x61llow\x18\x08 \x03(\t\x12\x0c\n\x04\x64\x65ny\x18\t \x03(\t\x12$\n\x03net\x18\n \x03(\x0b\x32\x17.agentfs.v1.NetRuleSpec\x12)\n\x08\x62indings\x18\x0b \x03(\x0b\x32\x17.agentfs.v1.BindingSpec\x12\x0e\n\x06limits\x18\x0c \x01(\t\x12\x10\n\x08no_audit\x18\r \x01(\x08\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"e\n\x0c\x45xecResponse\x12\x11\n\texit_code\x18\x01 \x01(\x05\x12\x0e\n\x06stdout\x18\x02 \x01(\x0c\x12\x0e\n\x06stderr\x18\x03 \x01(\x0c\x12\r\n\x05limit\x18\x04 \x01(\t\x12\x13\n\x0b\x64uration_ns\x18\x05 \x01(\x03\"5\n\x12\x43\x61llBindingRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\targs_json\x18\x02 \x01(\t\"9\n\x13\x43\x61llBindingResponse\x12\x13\n\x0bresult_json\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t2K\n\x0eSandboxService\x12\x39\n\x04\x45xec\x12\x17.agentfs.v1.ExecRequest\x1a\x18.agentfs.v1.ExecResponse2]\n\x0bHostService\x12N\n\x0b\x43\x61llBinding\x12\x1e.agentfs.v1.CallBindingRequest\x1a\x1f.agentfs.v1.CallBindingResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentfs/v1/sandbox.proto\x12\nagentfs.v1\"E\n\x0b\x42indingSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x13\n\x0bschema_json\x18\x03 \x01(\t\"\xac\x01\n\x0bNetRuleSpec\x12\x0e\n\x06prefix\x18\x01 \x01(\t\x12\x0f\n\x07methods\x18\x02 \x03(\t\x12\x35\n\x07headers\x18\x03 \x03(\x0b\x32$.agentfs.v1.NetRuleSpec.HeadersEntry\x12\x15\n\rallow_private\x18\x04 \x01(\x08\x1a.\n\x0cHeadersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xa7\x03\n\x0b\x45xecRequest\x12\x0e\n\x06script\x18\x01 \x01(\t\x12\x0b\n\x03\x64ir\x18\x02 \x01(\t\x12\r\n\x05stdin\x18\x03 \x01(\x0c\x12-\n\x03\x65nv\x18\x04 \x03(\x0b\x32 .agentfs.v1.ExecRequest.EnvEntry\x12\x10\n\x08readable\x18\x05 \x03(\t\x12\x10\n\x08writable\x18\x06 \x03(\t\x12\x16\n\x0erestrict_paths\x18\x07 \x01(\x08\x12\r\n\x05\x61llow\x18\x08 \x03(\t\x12\x0c\n\x04\x64\x65ny\x18\t \x03(\t\x12$\n\x03net\x18\n \x03(\x0b\x32\x17.agentfs.v1.NetRuleSpec\x12)\n\x08\x62indings\x18\x0b \x03(\x0b\x32\x17.agentfs.v1.BindingSpec\x12\x0e\n\x06limits\x18\x0c \x01(\t\x12\x10\n\x08no_audit\x18\r \x01(\x08\x12\x14\n\x0c\x64\x65\x66\x61ult_deny\x18\x0e \x01(\x08\x12/\n\x0climit_values\x18\x0f \x01(\x0b\x32\x19.agentfs.v1.SandboxLimits\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\x9c\x02\n\rSandboxLimits\x12\x14\n\x0cmax_commands\x18\x01 \x01(\x03\x12\x11\n\tmax_steps\x18\x02 \x01(\x03\x12\x16\n\x0emax_call_depth\x18\x03 \x01(\x03\x12\x14\n\x0cwall_time_ms\x18\x04 \x01(\x03\x12\x18\n\x10max_output_bytes\x18\x05 \x01(\x03\x12\x18\n\x10max_stream_bytes\x18\x06 \x01(\x03\x12\x1a\n\x12max_fs_write_bytes\x18\x07 \x01(\x03\x12\x1a\n\x12max_response_bytes\x18\x08 \x01(\x03\x12\x16\n\x0enet_timeout_ms\x18\t \x01(\x03\x12\x18\n\x10max_memory_bytes\x18\n \x01(\x03\x12\x16\n\x0emax_background\x18\x0b \x01(\x03\"6\n\rPolicyRequest\x12%\n\x04\x65xec\x18\x01 \x01(\x0b\x32\x17.agentfs.v1.ExecRequest\"=\n\x0ePolicyResponse\x12+\n\x06policy\x18\x01 \x01(\x0b\x32\x1b.agentfs.v1.EffectivePolicy\"\xdc\x03\n\x0f\x45\x66\x66\x65\x63tivePolicy\x12\x14\n\x0c\x64\x65\x66\x61ult_deny\x18\x01 \x01(\x08\x12\x16\n\x0erestrict_reads\x18\x02 \x01(\x08\x12\x10\n\x08readable\x18\x03 \x03(\t\x12\x17\n\x0frestrict_writes\x18\x12 \x01(\x08\x12\x10\n\x08writable\x18\x04 \x03(\t\x12\x19\n\x11restrict_commands\x18\x05 \x01(\x08\x12\r\n\x05\x61llow\x18\x06 \x03(\t\x12\x0c\n\x04\x64\x65ny\x18\x07 \x03(\t\x12\x31\n\x03\x65nv\x18\x08 \x03(\x0b\x32$.agentfs.v1.EffectivePolicy.EnvEntry\x12\x0c\n\x04user\x18\t \x01(\t\x12\x0b\n\x03uid\x18\n \x01(\r\x12\x0b\n\x03gid\x18\x0b \x01(\r\x12\x10\n\x08hostname\x18\x0c \x01(\t\x12\r\n\x05umask\x18\r \x01(\r\x12)\n\x03net\x18\x0e \x03(\x0b\x32\x1c.agentfs.v1.EffectiveNetRule\x12\x16\n\x0elimits_profile\x18\x0f \x01(\t\x12)\n\x06limits\x18\x10 \x01(\x0b\x32\x19.agentfs.v1.SandboxLimits\x12\x10\n\x08\x62indings\x18\x11 \x03(\t\x1a*\n\x08\x45nvEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"`\n\x10\x45\x66\x66\x65\x63tiveNetRule\x12\x0e\n\x06prefix\x18\x01 \x01(\t\x12\x0f\n\x07methods\x18\x02 \x03(\t\x12\x14\n\x0cheader_names\x18\x03 \x03(\t\x12\x15\n\rallow_private\x18\x04 \x01(\x08\"e\n\x0c\x45xecResponse\x12\x11\n\texit_code\x18\x01 \x01(\x05\x12\x0e\n\x06stdout\x18\x02 \x01(\x0c\x12\x0e\n\x06stderr\x18\x03 \x01(\x0c\x12\r\n\x05limit\x18\x04 \x01(\t\x12\x13\n\x0b\x64uration_ns\x18\x05 \x01(\x03\"5\n\x12\x43\x61llBindingRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\targs_json\x18\x02 \x01(\t\"9\n\x13\x43\x61llBindingResponse\x12\x13\n\x0bresult_json\x18\x01 \x01(\t\x12\r\n\x05\x65rror\x18\x02 \x01(\t2\x8c\x01\n\x0eSandboxService\x12\x39\n\x04\x45xec\x12\x17.agentfs.v1.ExecRequest\x1a\x18.agentfs.v1.ExecResponse\x12?\n\x06Policy\x12\x19.agentfs.v1.PolicyRequest\x1a\x1a.agentfs.v1.PolicyResponse2]\n\x0bHostService\x12N\n\x0b\x43\x61llBinding\x12\x1e.agentfs.v1.CallBindingRequest\x1a\x1f.agentfs.v1.CallBindingResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,24 +35,38 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_NETRULESPEC_HEADERSENTRY']._serialized_options = b'8\001'
   _globals['_EXECREQUEST_ENVENTRY']._loaded_options = None
   _globals['_EXECREQUEST_ENVENTRY']._serialized_options = b'8\001'
+  _globals['_EFFECTIVEPOLICY_ENVENTRY']._loaded_options = None
+  _globals['_EFFECTIVEPOLICY_ENVENTRY']._serialized_options = b'8\001'
   _globals['_BINDINGSPEC']._serialized_start=40
   _globals['_BINDINGSPEC']._serialized_end=109
   _globals['_NETRULESPEC']._serialized_start=112
-  _globals['_NETRULESPEC']._serialized_end=261
-  _globals['_NETRULESPEC_HEADERSENTRY']._serialized_start=215
-  _globals['_NETRULESPEC_HEADERSENTRY']._serialized_end=261
-  _globals['_EXECREQUEST']._serialized_start=264
-  _globals['_EXECREQUEST']._serialized_end=616
-  _globals['_EXECREQUEST_ENVENTRY']._serialized_start=574
-  _globals['_EXECREQUEST_ENVENTRY']._serialized_end=616
-  _globals['_EXECRESPONSE']._serialized_start=618
-  _globals['_EXECRESPONSE']._serialized_end=719
-  _globals['_CALLBINDINGREQUEST']._serialized_start=721
-  _globals['_CALLBINDINGREQUEST']._serialized_end=774
-  _globals['_CALLBINDINGRESPONSE']._serialized_start=776
-  _globals['_CALLBINDINGRESPONSE']._serialized_end=833
-  _globals['_SANDBOXSERVICE']._serialized_start=835
-  _globals['_SANDBOXSERVICE']._serialized_end=910
-  _globals['_HOSTSERVICE']._serialized_start=912
-  _globals['_HOSTSERVICE']._serialized_end=1005
+  _globals['_NETRULESPEC']._serialized_end=284
+  _globals['_NETRULESPEC_HEADERSENTRY']._serialized_start=238
+  _globals['_NETRULESPEC_HEADERSENTRY']._serialized_end=284
+  _globals['_EXECREQUEST']._serialized_start=287
+  _globals['_EXECREQUEST']._serialized_end=710
+  _globals['_EXECREQUEST_ENVENTRY']._serialized_start=668
+  _globals['_EXECREQUEST_ENVENTRY']._serialized_end=710
+  _globals['_SANDBOXLIMITS']._serialized_start=713
+  _globals['_SANDBOXLIMITS']._serialized_end=997
+  _globals['_POLICYREQUEST']._serialized_start=999
+  _globals['_POLICYREQUEST']._serialized_end=1053
+  _globals['_POLICYRESPONSE']._serialized_start=1055
+  _globals['_POLICYRESPONSE']._serialized_end=1116
+  _globals['_EFFECTIVEPOLICY']._serialized_start=1119
+  _globals['_EFFECTIVEPOLICY']._serialized_end=1595
+  _globals['_EFFECTIVEPOLICY_ENVENTRY']._serialized_start=668
+  _globals['_EFFECTIVEPOLICY_ENVENTRY']._serialized_end=710
+  _globals['_EFFECTIVENETRULE']._serialized_start=1597
+  _globals['_EFFECTIVENETRULE']._serialized_end=1693
+  _globals['_EXECRESPONSE']._serialized_start=1695
+  _globals['_EXECRESPONSE']._serialized_end=1796
+  _globals['_CALLBINDINGREQUEST']._serialized_start=1798
+  _globals['_CALLBINDINGREQUEST']._serialized_end=1851
+  _globals['_CALLBINDINGRESPONSE']._serialized_start=1853
+  _globals['_CALLBINDINGRESPONSE']._serialized_end=1910
+  _globals['_SANDBOXSERVICE']._serialized_start=1913
+  _globals['_SANDBOXSERVICE']._serialized_end=2053
+  _globals['_HOSTSERVICE']._serialized_start=2055
+  _globals['_HOSTSERVICE']._serialized_end=2148
 # @@protoc_insertion_point(module_scope)

@@ -54,6 +54,9 @@ const (
 	// ProcessServiceCloseShellProcedure is the fully-qualified name of the ProcessService's CloseShell
 	// RPC.
 	ProcessServiceCloseShellProcedure = "/agentfs.v1.ProcessService/CloseShell"
+	// ProcessServiceStreamProcessProcedure is the fully-qualified name of the ProcessService's
+	// StreamProcess RPC.
+	ProcessServiceStreamProcessProcedure = "/agentfs.v1.ProcessService/StreamProcess"
 )
 
 // ProcessServiceClient is a client for the agentfs.v1.ProcessService service.
@@ -65,6 +68,16 @@ type ProcessServiceClient interface {
 	ListProcesses(context.Context, *v1.ListProcessesRequest) (*v1.ListProcessesResponse, error)
 	OpenShell(context.Context, *v1.OpenShellRequest) (*v1.OpenShellResponse, error)
 	CloseShell(context.Context, *v1.CloseShellRequest) (*v1.CloseShellResponse, error)
+	// StreamProcess starts a process (or takes one of StartProcess) and
+	// streams its output as it is written, then its exit status: the first
+	// message carries the pid (its stdin is written with WriteProcess), the
+	// last one has exited set, and the process is then reaped. The stream
+	// owns the process: when the call ends first (the client disconnected
+	// or cancelled, its deadline passed) the process is killed (SIGKILL)
+	// and reaped. Over HTTP a Connect server stream; over stdio the
+	// messages come as Frame.message frames before the call's Result
+	// (spec/PROTOCOL.md). ReadProcess stays for clients that cannot stream.
+	StreamProcess(context.Context, *v1.StreamProcessRequest) (*connect.ServerStreamForClient[v1.StreamProcessResponse], error)
 }
 
 // NewProcessServiceClient constructs a client for the agentfs.v1.ProcessService service. By
@@ -120,6 +133,12 @@ func NewProcessServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(processServiceMethods.ByName("CloseShell")),
 			connect.WithClientOptions(opts...),
 		),
+		streamProcess: connect.NewClient[v1.StreamProcessRequest, v1.StreamProcessResponse](
+			httpClient,
+			baseURL+ProcessServiceStreamProcessProcedure,
+			connect.WithSchema(processServiceMethods.ByName("StreamProcess")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -132,6 +151,7 @@ type processServiceClient struct {
 	listProcesses *connect.Client[v1.ListProcessesRequest, v1.ListProcessesResponse]
 	openShell     *connect.Client[v1.OpenShellRequest, v1.OpenShellResponse]
 	closeShell    *connect.Client[v1.CloseShellRequest, v1.CloseShellResponse]
+	streamProcess *connect.Client[v1.StreamProcessRequest, v1.StreamProcessResponse]
 }
 
 // StartProcess calls agentfs.v1.ProcessService.StartProcess.
@@ -197,6 +217,11 @@ func (c *processServiceClient) CloseShell(ctx context.Context, req *v1.CloseShel
 	return nil, err
 }
 
+// StreamProcess calls agentfs.v1.ProcessService.StreamProcess.
+func (c *processServiceClient) StreamProcess(ctx context.Context, req *v1.StreamProcessRequest) (*connect.ServerStreamForClient[v1.StreamProcessResponse], error) {
+	return c.streamProcess.CallServerStream(ctx, connect.NewRequest(req))
+}
+
 // ProcessServiceHandler is an implementation of the agentfs.v1.ProcessService service.
 type ProcessServiceHandler interface {
 	StartProcess(context.Context, *v1.StartProcessRequest) (*v1.StartProcessResponse, error)
@@ -206,6 +231,16 @@ type ProcessServiceHandler interface {
 	ListProcesses(context.Context, *v1.ListProcessesRequest) (*v1.ListProcessesResponse, error)
 	OpenShell(context.Context, *v1.OpenShellRequest) (*v1.OpenShellResponse, error)
 	CloseShell(context.Context, *v1.CloseShellRequest) (*v1.CloseShellResponse, error)
+	// StreamProcess starts a process (or takes one of StartProcess) and
+	// streams its output as it is written, then its exit status: the first
+	// message carries the pid (its stdin is written with WriteProcess), the
+	// last one has exited set, and the process is then reaped. The stream
+	// owns the process: when the call ends first (the client disconnected
+	// or cancelled, its deadline passed) the process is killed (SIGKILL)
+	// and reaped. Over HTTP a Connect server stream; over stdio the
+	// messages come as Frame.message frames before the call's Result
+	// (spec/PROTOCOL.md). ReadProcess stays for clients that cannot stream.
+	StreamProcess(context.Context, *v1.StreamProcessRequest, *connect.ServerStream[v1.StreamProcessResponse]) error
 }
 
 // NewProcessServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -257,6 +292,12 @@ func NewProcessServiceHandler(svc ProcessServiceHandler, opts ...connect.Handler
 		connect.WithSchema(processServiceMethods.ByName("CloseShell")),
 		connect.WithHandlerOptions(opts...),
 	)
+	processServiceStreamProcessHandler := connect.NewServerStreamHandlerSimple(
+		ProcessServiceStreamProcessProcedure,
+		svc.StreamProcess,
+		connect.WithSchema(processServiceMethods.ByName("StreamProcess")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/agentfs.v1.ProcessService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ProcessServiceStartProcessProcedure:
@@ -273,6 +314,8 @@ func NewProcessServiceHandler(svc ProcessServiceHandler, opts ...connect.Handler
 			processServiceOpenShellHandler.ServeHTTP(w, r)
 		case ProcessServiceCloseShellProcedure:
 			processServiceCloseShellHandler.ServeHTTP(w, r)
+		case ProcessServiceStreamProcessProcedure:
+			processServiceStreamProcessHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -308,4 +351,8 @@ func (UnimplementedProcessServiceHandler) OpenShell(context.Context, *v1.OpenShe
 
 func (UnimplementedProcessServiceHandler) CloseShell(context.Context, *v1.CloseShellRequest) (*v1.CloseShellResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agentfs.v1.ProcessService.CloseShell is not implemented"))
+}
+
+func (UnimplementedProcessServiceHandler) StreamProcess(context.Context, *v1.StreamProcessRequest, *connect.ServerStream[v1.StreamProcessResponse]) error {
+	return connect.NewError(connect.CodeUnimplemented, errors.New("agentfs.v1.ProcessService.StreamProcess is not implemented"))
 }

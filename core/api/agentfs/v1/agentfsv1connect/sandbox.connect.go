@@ -37,6 +37,8 @@ const (
 const (
 	// SandboxServiceExecProcedure is the fully-qualified name of the SandboxService's Exec RPC.
 	SandboxServiceExecProcedure = "/agentfs.v1.SandboxService/Exec"
+	// SandboxServicePolicyProcedure is the fully-qualified name of the SandboxService's Policy RPC.
+	SandboxServicePolicyProcedure = "/agentfs.v1.SandboxService/Policy"
 	// HostServiceCallBindingProcedure is the fully-qualified name of the HostService's CallBinding RPC.
 	HostServiceCallBindingProcedure = "/agentfs.v1.HostService/CallBinding"
 )
@@ -44,6 +46,10 @@ const (
 // SandboxServiceClient is a client for the agentfs.v1.SandboxService service.
 type SandboxServiceClient interface {
 	Exec(context.Context, *v1.ExecRequest) (*v1.ExecResponse, error)
+	// Policy returns the effective policy of an ExecRequest (defaults filled
+	// in, nothing run), so that an operator can audit what a script may do.
+	// A policy Exec would refuse (EINVAL) is refused here the same way.
+	Policy(context.Context, *v1.PolicyRequest) (*v1.PolicyResponse, error)
 }
 
 // NewSandboxServiceClient constructs a client for the agentfs.v1.SandboxService service. By
@@ -63,12 +69,19 @@ func NewSandboxServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(sandboxServiceMethods.ByName("Exec")),
 			connect.WithClientOptions(opts...),
 		),
+		policy: connect.NewClient[v1.PolicyRequest, v1.PolicyResponse](
+			httpClient,
+			baseURL+SandboxServicePolicyProcedure,
+			connect.WithSchema(sandboxServiceMethods.ByName("Policy")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // sandboxServiceClient implements SandboxServiceClient.
 type sandboxServiceClient struct {
-	exec *connect.Client[v1.ExecRequest, v1.ExecResponse]
+	exec   *connect.Client[v1.ExecRequest, v1.ExecResponse]
+	policy *connect.Client[v1.PolicyRequest, v1.PolicyResponse]
 }
 
 // Exec calls agentfs.v1.SandboxService.Exec.
@@ -80,9 +93,22 @@ func (c *sandboxServiceClient) Exec(ctx context.Context, req *v1.ExecRequest) (*
 	return nil, err
 }
 
+// Policy calls agentfs.v1.SandboxService.Policy.
+func (c *sandboxServiceClient) Policy(ctx context.Context, req *v1.PolicyRequest) (*v1.PolicyResponse, error) {
+	response, err := c.policy.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // SandboxServiceHandler is an implementation of the agentfs.v1.SandboxService service.
 type SandboxServiceHandler interface {
 	Exec(context.Context, *v1.ExecRequest) (*v1.ExecResponse, error)
+	// Policy returns the effective policy of an ExecRequest (defaults filled
+	// in, nothing run), so that an operator can audit what a script may do.
+	// A policy Exec would refuse (EINVAL) is refused here the same way.
+	Policy(context.Context, *v1.PolicyRequest) (*v1.PolicyResponse, error)
 }
 
 // NewSandboxServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -98,10 +124,18 @@ func NewSandboxServiceHandler(svc SandboxServiceHandler, opts ...connect.Handler
 		connect.WithSchema(sandboxServiceMethods.ByName("Exec")),
 		connect.WithHandlerOptions(opts...),
 	)
+	sandboxServicePolicyHandler := connect.NewUnaryHandlerSimple(
+		SandboxServicePolicyProcedure,
+		svc.Policy,
+		connect.WithSchema(sandboxServiceMethods.ByName("Policy")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/agentfs.v1.SandboxService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SandboxServiceExecProcedure:
 			sandboxServiceExecHandler.ServeHTTP(w, r)
+		case SandboxServicePolicyProcedure:
+			sandboxServicePolicyHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -113,6 +147,10 @@ type UnimplementedSandboxServiceHandler struct{}
 
 func (UnimplementedSandboxServiceHandler) Exec(context.Context, *v1.ExecRequest) (*v1.ExecResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agentfs.v1.SandboxService.Exec is not implemented"))
+}
+
+func (UnimplementedSandboxServiceHandler) Policy(context.Context, *v1.PolicyRequest) (*v1.PolicyResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("agentfs.v1.SandboxService.Policy is not implemented"))
 }
 
 // HostServiceClient is a client for the agentfs.v1.HostService service.

@@ -1103,6 +1103,17 @@ func SandboxServiceMethods(h agentfsv1connect.SandboxServiceHandler) map[string]
 			}
 			return resp, nil
 		},
+		agentfsv1connect.SandboxServicePolicyProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.PolicyRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.Policy(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
 	}
 }
 
@@ -1115,6 +1126,17 @@ func NewSandboxServiceClient(c Caller) *SandboxServiceClient { return &SandboxSe
 func (x *SandboxServiceClient) Exec(ctx context.Context, req *v1.ExecRequest) (*v1.ExecResponse, error) {
 	resp := new(v1.ExecResponse)
 	if err := x.c.Call(ctx, agentfsv1connect.SandboxServiceExecProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Policy returns the effective policy of an ExecRequest (defaults filled
+// in, nothing run), so that an operator can audit what a script may do.
+// A policy Exec would refuse (EINVAL) is refused here the same way.
+func (x *SandboxServiceClient) Policy(ctx context.Context, req *v1.PolicyRequest) (*v1.PolicyResponse, error) {
+	resp := new(v1.PolicyResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.SandboxServicePolicyProcedure, req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -1291,6 +1313,151 @@ func (x *ProcessServiceClient) OpenShell(ctx context.Context, req *v1.OpenShellR
 func (x *ProcessServiceClient) CloseShell(ctx context.Context, req *v1.CloseShellRequest) (*v1.CloseShellResponse, error) {
 	resp := new(v1.CloseShellResponse)
 	if err := x.c.Call(ctx, agentfsv1connect.ProcessServiceCloseShellProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// SessionServiceMethods maps each procedure of agentfs.v1.SessionService to h.
+func SessionServiceMethods(h agentfsv1connect.SessionServiceHandler) map[string]Func {
+	return map[string]Func{
+		agentfsv1connect.SessionServiceOpenSessionProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.OpenSessionRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.OpenSession(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.SessionServicePromptProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.PromptRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.Prompt(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.SessionServiceReadSessionEventsProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.ReadSessionEventsRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.ReadSessionEvents(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.SessionServiceCancelPromptProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.CancelPromptRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.CancelPrompt(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.SessionServiceCloseSessionProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.CloseSessionRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.CloseSession(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.SessionServiceListSessionsProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.ListSessionsRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.ListSessions(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+		agentfsv1connect.SessionServiceDeleteSessionProcedure: func(ctx context.Context, b []byte) (proto.Message, error) {
+			req := new(v1.DeleteSessionRequest)
+			if err := proto.Unmarshal(b, req); err != nil {
+				return nil, err
+			}
+			resp, err := h.DeleteSession(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			return resp, nil
+		},
+	}
+}
+
+// SessionServiceClient calls agentfs.v1.SessionService through a Caller.
+type SessionServiceClient struct{ c Caller }
+
+// NewSessionServiceClient returns a client sending its calls through c.
+func NewSessionServiceClient(c Caller) *SessionServiceClient { return &SessionServiceClient{c} }
+
+func (x *SessionServiceClient) OpenSession(ctx context.Context, req *v1.OpenSessionRequest) (*v1.OpenSessionResponse, error) {
+	resp := new(v1.OpenSessionResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.SessionServiceOpenSessionProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *SessionServiceClient) Prompt(ctx context.Context, req *v1.PromptRequest) (*v1.PromptResponse, error) {
+	resp := new(v1.PromptResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.SessionServicePromptProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *SessionServiceClient) ReadSessionEvents(ctx context.Context, req *v1.ReadSessionEventsRequest) (*v1.ReadSessionEventsResponse, error) {
+	resp := new(v1.ReadSessionEventsResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.SessionServiceReadSessionEventsProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *SessionServiceClient) CancelPrompt(ctx context.Context, req *v1.CancelPromptRequest) (*v1.CancelPromptResponse, error) {
+	resp := new(v1.CancelPromptResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.SessionServiceCancelPromptProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *SessionServiceClient) CloseSession(ctx context.Context, req *v1.CloseSessionRequest) (*v1.CloseSessionResponse, error) {
+	resp := new(v1.CloseSessionResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.SessionServiceCloseSessionProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *SessionServiceClient) ListSessions(ctx context.Context, req *v1.ListSessionsRequest) (*v1.ListSessionsResponse, error) {
+	resp := new(v1.ListSessionsResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.SessionServiceListSessionsProcedure, req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (x *SessionServiceClient) DeleteSession(ctx context.Context, req *v1.DeleteSessionRequest) (*v1.DeleteSessionResponse, error) {
+	resp := new(v1.DeleteSessionResponse)
+	if err := x.c.Call(ctx, agentfsv1connect.SessionServiceDeleteSessionProcedure, req, resp); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -7,7 +7,8 @@ import { CheckpointRequestSchema, type CheckpointResponse, CheckpointResponseSch
 import { AccessRequestSchema, type AccessResponse, AccessResponseSchema, BatchRequestSchema, type BatchResponse, BatchResponseSchema, ChmodRequestSchema, type ChmodResponse, ChmodResponseSchema, ChownRequestSchema, type ChownResponse, ChownResponseSchema, CloseRequestSchema, type CloseResponse, CloseResponseSchema, CopyFileRequestSchema, type CopyFileResponse, CopyFileResponseSchema, FstatRequestSchema, type FstatResponse, FstatResponseSchema, FsyncRequestSchema, type FsyncResponse, FsyncResponseSchema, FtruncateRequestSchema, type FtruncateResponse, FtruncateResponseSchema, GetXattrRequestSchema, type GetXattrResponse, GetXattrResponseSchema, LinkRequestSchema, type LinkResponse, LinkResponseSchema, ListXattrRequestSchema, type ListXattrResponse, ListXattrResponseSchema, LstatRequestSchema, type LstatResponse, LstatResponseSchema, MkdirRequestSchema, type MkdirResponse, MkdirResponseSchema, MknodRequestSchema, type MknodResponse, MknodResponseSchema, OpenRequestSchema, type OpenResponse, OpenResponseSchema, PreadRequestSchema, type PreadResponse, PreadResponseSchema, PwriteRequestSchema, type PwriteResponse, PwriteResponseSchema, ReadFileRequestSchema, type ReadFileResponse, ReadFileResponseSchema, ReaddirPlusRequestSchema, type ReaddirPlusResponse, ReaddirPlusResponseSchema, ReaddirRequestSchema, type ReaddirResponse, ReaddirResponseSchema, ReadlinkRequestSchema, type ReadlinkResponse, ReadlinkResponseSchema, RemoveRequestSchema, type RemoveResponse, RemoveResponseSchema, RemoveXattrRequestSchema, type RemoveXattrResponse, RemoveXattrResponseSchema, RenameRequestSchema, type RenameResponse, RenameResponseSchema, RmdirRequestSchema, type RmdirResponse, RmdirResponseSchema, SetXattrRequestSchema, type SetXattrResponse, SetXattrResponseSchema, StatRequestSchema, type StatResponse, StatResponseSchema, StatfsRequestSchema, type StatfsResponse, StatfsResponseSchema, SymlinkRequestSchema, type SymlinkResponse, SymlinkResponseSchema, TruncateRequestSchema, type TruncateResponse, TruncateResponseSchema, UnlinkRequestSchema, type UnlinkResponse, UnlinkResponseSchema, UtimesRequestSchema, type UtimesResponse, UtimesResponseSchema, WalkRequestSchema, type WalkResponse, WalkResponseSchema, WriteFileRequestSchema, type WriteFileResponse, WriteFileResponseSchema } from "./filesystem_pb.js";
 import { KvDeleteRequestSchema, type KvDeleteResponse, KvDeleteResponseSchema, KvGetRequestSchema, type KvGetResponse, KvGetResponseSchema, KvListRequestSchema, type KvListResponse, KvListResponseSchema, KvSetRequestSchema, type KvSetResponse, KvSetResponseSchema } from "./kv_pb.js";
 import { CloseShellRequestSchema, type CloseShellResponse, CloseShellResponseSchema, KillProcessRequestSchema, type KillProcessResponse, KillProcessResponseSchema, ListProcessesRequestSchema, type ListProcessesResponse, ListProcessesResponseSchema, OpenShellRequestSchema, type OpenShellResponse, OpenShellResponseSchema, ReadProcessRequestSchema, type ReadProcessResponse, ReadProcessResponseSchema, StartProcessRequestSchema, type StartProcessResponse, StartProcessResponseSchema, WriteProcessRequestSchema, type WriteProcessResponse, WriteProcessResponseSchema } from "./process_pb.js";
-import { CallBindingRequestSchema, type CallBindingResponse, CallBindingResponseSchema, ExecRequestSchema, type ExecResponse, ExecResponseSchema } from "./sandbox_pb.js";
+import { CallBindingRequestSchema, type CallBindingResponse, CallBindingResponseSchema, ExecRequestSchema, type ExecResponse, ExecResponseSchema, PolicyRequestSchema, type PolicyResponse, PolicyResponseSchema } from "./sandbox_pb.js";
+import { CancelPromptRequestSchema, type CancelPromptResponse, CancelPromptResponseSchema, CloseSessionRequestSchema, type CloseSessionResponse, CloseSessionResponseSchema, DeleteSessionRequestSchema, type DeleteSessionResponse, DeleteSessionResponseSchema, ListSessionsRequestSchema, type ListSessionsResponse, ListSessionsResponseSchema, OpenSessionRequestSchema, type OpenSessionResponse, OpenSessionResponseSchema, PromptRequestSchema, type PromptResponse, PromptResponseSchema, ReadSessionEventsRequestSchema, type ReadSessionEventsResponse, ReadSessionEventsResponseSchema } from "./session_pb.js";
 import { ToolFailRequestSchema, type ToolFailResponse, ToolFailResponseSchema, ToolGetRequestSchema, type ToolGetResponse, ToolGetResponseSchema, ToolListRequestSchema, type ToolListResponse, ToolListResponseSchema, ToolRecordRequestSchema, type ToolRecordResponse, ToolRecordResponseSchema, ToolStartRequestSchema, type ToolStartResponse, ToolStartResponseSchema, ToolStatsRequestSchema, type ToolStatsResponse, ToolStatsResponseSchema, ToolSuccessRequestSchema, type ToolSuccessResponse, ToolSuccessResponseSchema } from "./tools_pb.js";
 
 /**
@@ -390,6 +391,7 @@ export class KvServiceClient {
 /** The procedures of agentfs.v1.SandboxService. */
 export const SandboxServiceProcedures = {
   exec: "/agentfs.v1.SandboxService/Exec",
+  policy: "/agentfs.v1.SandboxService/Policy",
 } as const;
 
 /**
@@ -404,6 +406,15 @@ export class SandboxServiceClient {
 
   exec(request: MessageInitShape<typeof ExecRequestSchema>): Promise<ExecResponse> {
     return this.transport.unary(SandboxServiceProcedures.exec, ExecRequestSchema, request, ExecResponseSchema);
+  }
+
+  /**
+   * Policy returns the effective policy of an ExecRequest (defaults filled
+   * in, nothing run), so that an operator can audit what a script may do.
+   * A policy Exec would refuse (EINVAL) is refused here the same way.
+   */
+  policy(request: MessageInitShape<typeof PolicyRequestSchema>): Promise<PolicyResponse> {
+    return this.transport.unary(SandboxServiceProcedures.policy, PolicyRequestSchema, request, PolicyResponseSchema);
   }
 }
 
@@ -473,6 +484,60 @@ export class ProcessServiceClient {
 
   closeShell(request: MessageInitShape<typeof CloseShellRequestSchema>): Promise<CloseShellResponse> {
     return this.transport.unary(ProcessServiceProcedures.closeShell, CloseShellRequestSchema, request, CloseShellResponseSchema);
+  }
+}
+
+/** The procedures of agentfs.v1.SessionService. */
+export const SessionServiceProcedures = {
+  openSession: "/agentfs.v1.SessionService/OpenSession",
+  prompt: "/agentfs.v1.SessionService/Prompt",
+  readSessionEvents: "/agentfs.v1.SessionService/ReadSessionEvents",
+  cancelPrompt: "/agentfs.v1.SessionService/CancelPrompt",
+  closeSession: "/agentfs.v1.SessionService/CloseSession",
+  listSessions: "/agentfs.v1.SessionService/ListSessions",
+  deleteSession: "/agentfs.v1.SessionService/DeleteSession",
+} as const;
+
+/**
+ * SessionService runs agent sessions inside the engine: a conversation
+ * with a model served over HTTP (OpenAI Chat Completions or Anthropic
+ * Messages, streamed) whose tool calls run the engine's agent tools on
+ * the agent (docs/SESSIONS.md). Prompt starts a prompt in the background;
+ * ReadSessionEvents returns its events as they come (waiting for some, as
+ * ReadProcess does), the last one of a prompt being "done". The
+ * conversation is stored in the agent, so a session resumes after the
+ * engine restarts. Open sessions belong to the connection on stdio and
+ * to the agent on HTTP.
+ */
+export class SessionServiceClient {
+  constructor(private readonly transport: UnaryTransport) {}
+
+  openSession(request: MessageInitShape<typeof OpenSessionRequestSchema>): Promise<OpenSessionResponse> {
+    return this.transport.unary(SessionServiceProcedures.openSession, OpenSessionRequestSchema, request, OpenSessionResponseSchema);
+  }
+
+  prompt(request: MessageInitShape<typeof PromptRequestSchema>): Promise<PromptResponse> {
+    return this.transport.unary(SessionServiceProcedures.prompt, PromptRequestSchema, request, PromptResponseSchema);
+  }
+
+  readSessionEvents(request: MessageInitShape<typeof ReadSessionEventsRequestSchema>): Promise<ReadSessionEventsResponse> {
+    return this.transport.unary(SessionServiceProcedures.readSessionEvents, ReadSessionEventsRequestSchema, request, ReadSessionEventsResponseSchema);
+  }
+
+  cancelPrompt(request: MessageInitShape<typeof CancelPromptRequestSchema>): Promise<CancelPromptResponse> {
+    return this.transport.unary(SessionServiceProcedures.cancelPrompt, CancelPromptRequestSchema, request, CancelPromptResponseSchema);
+  }
+
+  closeSession(request: MessageInitShape<typeof CloseSessionRequestSchema>): Promise<CloseSessionResponse> {
+    return this.transport.unary(SessionServiceProcedures.closeSession, CloseSessionRequestSchema, request, CloseSessionResponseSchema);
+  }
+
+  listSessions(request: MessageInitShape<typeof ListSessionsRequestSchema>): Promise<ListSessionsResponse> {
+    return this.transport.unary(SessionServiceProcedures.listSessions, ListSessionsRequestSchema, request, ListSessionsResponseSchema);
+  }
+
+  deleteSession(request: MessageInitShape<typeof DeleteSessionRequestSchema>): Promise<DeleteSessionResponse> {
+    return this.transport.unary(SessionServiceProcedures.deleteSession, DeleteSessionRequestSchema, request, DeleteSessionResponseSchema);
   }
 }
 

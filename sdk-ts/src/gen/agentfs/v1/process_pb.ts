@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentfs/v1/process.proto.
  */
 export const file_agentfs_v1_process: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGZzL3YxL3Byb2Nlc3MucHJvdG8SCmFnZW50ZnMudjEinQEKE1N0YXJ0UHJvY2Vzc1JlcXVlc3QSJQoEZXhlYxgBIAEoCzIXLmFnZW50ZnMudjEuRXhlY1JlcXVlc3QSEAoIc2hlbGxfaWQYAiABKAQSFwoPa2VlcF9zdGRpbl9vcGVuGAMgASgIEhIKCnRpbWVvdXRfbXMYBCABKA0SEAoIbGVhc2VfbXMYBSABKA0SDgoGZGV0YWNoGAYgASgIIiMKFFN0YXJ0UHJvY2Vzc1Jlc3BvbnNlEgsKA3BpZBgBIAEoBCJFChJSZWFkUHJvY2Vzc1JlcXVlc3QSCwoDcGlkGAEgASgEEg8KB3dhaXRfbXMYAiABKA0SEQoJbWF4X2J5dGVzGAMgASgNIiwKDFByb2Nlc3NDaHVuaxIOCgZzdHJlYW0YASABKAUSDAoEZGF0YRgCIAEoDCKBAQoTUmVhZFByb2Nlc3NSZXNwb25zZRIoCgZjaHVua3MYASADKAsyGC5hZ2VudGZzLnYxLlByb2Nlc3NDaHVuaxIOCgZleGl0ZWQYAiABKAgSEQoJZXhpdF9jb2RlGAMgASgFEg4KBnNpZ25hbBgEIAEoBRINCgVsaW1pdBgFIAEoCSJFChNXcml0ZVByb2Nlc3NSZXF1ZXN0EgsKA3BpZBgBIAEoBBIMCgRkYXRhGAIgASgMEhMKC2Nsb3NlX3N0ZGluGAMgASgIIhYKFFdyaXRlUHJvY2Vzc1Jlc3BvbnNlIjEKEktpbGxQcm9jZXNzUmVxdWVzdBILCgNwaWQYASABKAQSDgoGc2lnbmFsGAIgASgFIhUKE0tpbGxQcm9jZXNzUmVzcG9uc2UiFgoUTGlzdFByb2Nlc3Nlc1JlcXVlc3QieQoLUHJvY2Vzc0luZm8SCwoDcGlkGAEgASgEEg4KBnNjcmlwdBgCIAEoCRIQCghzaGVsbF9pZBgDIAEoBBIPCgdydW5uaW5nGAQgASgIEhEKCWV4aXRfY29kZRgFIAEoBRIXCg9zdGFydGVkX3VuaXhfbXMYBiABKAMiQwoVTGlzdFByb2Nlc3Nlc1Jlc3BvbnNlEioKCXByb2Nlc3NlcxgBIAMoCzIXLmFnZW50ZnMudjEuUHJvY2Vzc0luZm8iOQoQT3BlblNoZWxsUmVxdWVzdBIlCgRleGVjGAEgASgLMhcuYWdlbnRmcy52MS5FeGVjUmVxdWVzdCIlChFPcGVuU2hlbGxSZXNwb25zZRIQCghzaGVsbF9pZBgBIAEoBCIlChFDbG9zZVNoZWxsUmVxdWVzdBIQCghzaGVsbF9pZBgBIAEoBCIUChJDbG9zZVNoZWxsUmVzcG9uc2UywwQKDlByb2Nlc3NTZXJ2aWNlElEKDFN0YXJ0UHJvY2VzcxIfLmFnZW50ZnMudjEuU3RhcnRQcm9jZXNzUmVxdWVzdBogLmFnZW50ZnMudjEuU3RhcnRQcm9jZXNzUmVzcG9uc2USTgoLUmVhZFByb2Nlc3MSHi5hZ2VudGZzLnYxLlJlYWRQcm9jZXNzUmVxdWVzdBofLmFnZW50ZnMudjEuUmVhZFByb2Nlc3NSZXNwb25zZRJRCgxXcml0ZVByb2Nlc3MSHy5hZ2VudGZzLnYxLldyaXRlUHJvY2Vzc1JlcXVlc3QaIC5hZ2VudGZzLnYxLldyaXRlUHJvY2Vzc1Jlc3BvbnNlEk4KC0tpbGxQcm9jZXNzEh4uYWdlbnRmcy52MS5LaWxsUHJvY2Vzc1JlcXVlc3QaHy5hZ2VudGZzLnYxLktpbGxQcm9jZXNzUmVzcG9uc2USVAoNTGlzdFByb2Nlc3NlcxIgLmFnZW50ZnMudjEuTGlzdFByb2Nlc3Nlc1JlcXVlc3QaIS5hZ2VudGZzLnYxLkxpc3RQcm9jZXNzZXNSZXNwb25zZRJICglPcGVuU2hlbGwSHC5hZ2VudGZzLnYxLk9wZW5TaGVsbFJlcXVlc3QaHS5hZ2VudGZzLnYxLk9wZW5TaGVsbFJlc3BvbnNlEksKCkNsb3NlU2hlbGwSHS5hZ2VudGZzLnYxLkNsb3NlU2hlbGxSZXF1ZXN0Gh4uYWdlbnRmcy52MS5DbG9zZVNoZWxsUmVzcG9uc2VCpAEKDmNvbS5hZ2VudGZzLnYxQgxQcm9jZXNzUHJvdG9QAVo7Z2l0aHViLmNvbS9hZ2VudGZzLWdvL2FnZW50ZnMvY29yZS9hcGkvYWdlbnRmcy92MTthZ2VudGZzdjGiAgNBWFiqAgpBZ2VudGZzLlYxygIKQWdlbnRmc1xWMeICFkFnZW50ZnNcVjFcR1BCTWV0YWRhdGHqAgtBZ2VudGZzOjpWMWIGcHJvdG8z", [file_agentfs_v1_sandbox]);
+  fileDesc("ChhhZ2VudGZzL3YxL3Byb2Nlc3MucHJvdG8SCmFnZW50ZnMudjEinQEKE1N0YXJ0UHJvY2Vzc1JlcXVlc3QSJQoEZXhlYxgBIAEoCzIXLmFnZW50ZnMudjEuRXhlY1JlcXVlc3QSEAoIc2hlbGxfaWQYAiABKAQSFwoPa2VlcF9zdGRpbl9vcGVuGAMgASgIEhIKCnRpbWVvdXRfbXMYBCABKA0SEAoIbGVhc2VfbXMYBSABKA0SDgoGZGV0YWNoGAYgASgIIiMKFFN0YXJ0UHJvY2Vzc1Jlc3BvbnNlEgsKA3BpZBgBIAEoBCJFChJSZWFkUHJvY2Vzc1JlcXVlc3QSCwoDcGlkGAEgASgEEg8KB3dhaXRfbXMYAiABKA0SEQoJbWF4X2J5dGVzGAMgASgNIiwKDFByb2Nlc3NDaHVuaxIOCgZzdHJlYW0YASABKAUSDAoEZGF0YRgCIAEoDCKBAQoTUmVhZFByb2Nlc3NSZXNwb25zZRIoCgZjaHVua3MYASADKAsyGC5hZ2VudGZzLnYxLlByb2Nlc3NDaHVuaxIOCgZleGl0ZWQYAiABKAgSEQoJZXhpdF9jb2RlGAMgASgFEg4KBnNpZ25hbBgEIAEoBRINCgVsaW1pdBgFIAEoCSJFChNXcml0ZVByb2Nlc3NSZXF1ZXN0EgsKA3BpZBgBIAEoBBIMCgRkYXRhGAIgASgMEhMKC2Nsb3NlX3N0ZGluGAMgASgIIhYKFFdyaXRlUHJvY2Vzc1Jlc3BvbnNlIjEKEktpbGxQcm9jZXNzUmVxdWVzdBILCgNwaWQYASABKAQSDgoGc2lnbmFsGAIgASgFIhUKE0tpbGxQcm9jZXNzUmVzcG9uc2UiFgoUTGlzdFByb2Nlc3Nlc1JlcXVlc3QieQoLUHJvY2Vzc0luZm8SCwoDcGlkGAEgASgEEg4KBnNjcmlwdBgCIAEoCRIQCghzaGVsbF9pZBgDIAEoBBIPCgdydW5uaW5nGAQgASgIEhEKCWV4aXRfY29kZRgFIAEoBRIXCg9zdGFydGVkX3VuaXhfbXMYBiABKAMiQwoVTGlzdFByb2Nlc3Nlc1Jlc3BvbnNlEioKCXByb2Nlc3NlcxgBIAMoCzIXLmFnZW50ZnMudjEuUHJvY2Vzc0luZm8iOQoQT3BlblNoZWxsUmVxdWVzdBIlCgRleGVjGAEgASgLMhcuYWdlbnRmcy52MS5FeGVjUmVxdWVzdCIlChFPcGVuU2hlbGxSZXNwb25zZRIQCghzaGVsbF9pZBgBIAEoBCIlChFDbG9zZVNoZWxsUmVxdWVzdBIQCghzaGVsbF9pZBgBIAEoBCIUChJDbG9zZVNoZWxsUmVzcG9uc2UidgoUU3RyZWFtUHJvY2Vzc1JlcXVlc3QSMAoFc3RhcnQYASABKAsyHy5hZ2VudGZzLnYxLlN0YXJ0UHJvY2Vzc1JlcXVlc3RIABINCgNwaWQYAiABKARIABITCgtkZWFkbGluZV9tcxgDIAEoDUIICgZ0YXJnZXQikAEKFVN0cmVhbVByb2Nlc3NSZXNwb25zZRILCgNwaWQYASABKAQSKAoGY2h1bmtzGAIgAygLMhguYWdlbnRmcy52MS5Qcm9jZXNzQ2h1bmsSDgoGZXhpdGVkGAMgASgIEhEKCWV4aXRfY29kZRgEIAEoBRIOCgZzaWduYWwYBSABKAUSDQoFbGltaXQYBiABKAkymwUKDlByb2Nlc3NTZXJ2aWNlElEKDFN0YXJ0UHJvY2VzcxIfLmFnZW50ZnMudjEuU3RhcnRQcm9jZXNzUmVxdWVzdBogLmFnZW50ZnMudjEuU3RhcnRQcm9jZXNzUmVzcG9uc2USTgoLUmVhZFByb2Nlc3MSHi5hZ2VudGZzLnYxLlJlYWRQcm9jZXNzUmVxdWVzdBofLmFnZW50ZnMudjEuUmVhZFByb2Nlc3NSZXNwb25zZRJRCgxXcml0ZVByb2Nlc3MSHy5hZ2VudGZzLnYxLldyaXRlUHJvY2Vzc1JlcXVlc3QaIC5hZ2VudGZzLnYxLldyaXRlUHJvY2Vzc1Jlc3BvbnNlEk4KC0tpbGxQcm9jZXNzEh4uYWdlbnRmcy52MS5LaWxsUHJvY2Vzc1JlcXVlc3QaHy5hZ2VudGZzLnYxLktpbGxQcm9jZXNzUmVzcG9uc2USVAoNTGlzdFByb2Nlc3NlcxIgLmFnZW50ZnMudjEuTGlzdFByb2Nlc3Nlc1JlcXVlc3QaIS5hZ2VudGZzLnYxLkxpc3RQcm9jZXNzZXNSZXNwb25zZRJICglPcGVuU2hlbGwSHC5hZ2VudGZzLnYxLk9wZW5TaGVsbFJlcXVlc3QaHS5hZ2VudGZzLnYxLk9wZW5TaGVsbFJlc3BvbnNlEksKCkNsb3NlU2hlbGwSHS5hZ2VudGZzLnYxLkNsb3NlU2hlbGxSZXF1ZXN0Gh4uYWdlbnRmcy52MS5DbG9zZVNoZWxsUmVzcG9uc2USVgoNU3RyZWFtUHJvY2VzcxIgLmFnZW50ZnMudjEuU3RyZWFtUHJvY2Vzc1JlcXVlc3QaIS5hZ2VudGZzLnYxLlN0cmVhbVByb2Nlc3NSZXNwb25zZTABQqQBCg5jb20uYWdlbnRmcy52MUIMUHJvY2Vzc1Byb3RvUAFaO2dpdGh1Yi5jb20vYWdlbnRmcy1nby9hZ2VudGZzL2NvcmUvYXBpL2FnZW50ZnMvdjE7YWdlbnRmc3YxogIDQVhYqgIKQWdlbnRmcy5WMcoCCkFnZW50ZnNcVjHiAhZBZ2VudGZzXFYxXEdQQk1ldGFkYXRh6gILQWdlbnRmczo6VjFiBnByb3RvMw", [file_agentfs_v1_sandbox]);
 
 /**
  * @generated from message agentfs.v1.StartProcessRequest
@@ -414,6 +414,97 @@ export const CloseShellResponseSchema: GenMessage<CloseShellResponse> = /*@__PUR
   messageDesc(file_agentfs_v1_process, 15);
 
 /**
+ * @generated from message agentfs.v1.StreamProcessRequest
+ */
+export type StreamProcessRequest = Message<"agentfs.v1.StreamProcessRequest"> & {
+  /**
+   * @generated from oneof agentfs.v1.StreamProcessRequest.target
+   */
+  target: {
+    /**
+     * Start this process (as StartProcess does).
+     *
+     * @generated from field: agentfs.v1.StartProcessRequest start = 1;
+     */
+    value: StartProcessRequest;
+    case: "start";
+  } | {
+    /**
+     * Stream a process started by StartProcess; output already read by
+     * ReadProcess is not sent again.
+     *
+     * @generated from field: uint64 pid = 2;
+     */
+    value: bigint;
+    case: "pid";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * Kill the process when it is still running this many milliseconds
+   * after the call began (0: none). Over HTTP the Connect-Timeout-Ms
+   * header does the same.
+   *
+   * @generated from field: uint32 deadline_ms = 3;
+   */
+  deadlineMs: number;
+};
+
+/**
+ * Describes the message agentfs.v1.StreamProcessRequest.
+ * Use `create(StreamProcessRequestSchema)` to create a new message.
+ */
+export const StreamProcessRequestSchema: GenMessage<StreamProcessRequest> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_process, 16);
+
+/**
+ * StreamProcessResponse is one message of StreamProcess: the pid (first
+ * message), output chunks in order, or the exit status (last message).
+ *
+ * @generated from message agentfs.v1.StreamProcessResponse
+ */
+export type StreamProcessResponse = Message<"agentfs.v1.StreamProcessResponse"> & {
+  /**
+   * @generated from field: uint64 pid = 1;
+   */
+  pid: bigint;
+
+  /**
+   * @generated from field: repeated agentfs.v1.ProcessChunk chunks = 2;
+   */
+  chunks: ProcessChunk[];
+
+  /**
+   * Set in the last message, with the fields below as in
+   * ReadProcessResponse.
+   *
+   * @generated from field: bool exited = 3;
+   */
+  exited: boolean;
+
+  /**
+   * @generated from field: int32 exit_code = 4;
+   */
+  exitCode: number;
+
+  /**
+   * @generated from field: int32 signal = 5;
+   */
+  signal: number;
+
+  /**
+   * @generated from field: string limit = 6;
+   */
+  limit: string;
+};
+
+/**
+ * Describes the message agentfs.v1.StreamProcessResponse.
+ * Use `create(StreamProcessResponseSchema)` to create a new message.
+ */
+export const StreamProcessResponseSchema: GenMessage<StreamProcessResponse> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_process, 17);
+
+/**
  * ProcessService runs sandbox scripts as processes: started in the
  * background, their output read as it comes (ReadProcess waits for some),
  * their stdin written while they run, killed and listed by id. Shells are
@@ -480,6 +571,24 @@ export const ProcessService: GenService<{
     methodKind: "unary";
     input: typeof CloseShellRequestSchema;
     output: typeof CloseShellResponseSchema;
+  },
+  /**
+   * StreamProcess starts a process (or takes one of StartProcess) and
+   * streams its output as it is written, then its exit status: the first
+   * message carries the pid (its stdin is written with WriteProcess), the
+   * last one has exited set, and the process is then reaped. The stream
+   * owns the process: when the call ends first (the client disconnected
+   * or cancelled, its deadline passed) the process is killed (SIGKILL)
+   * and reaped. Over HTTP a Connect server stream; over stdio the
+   * messages come as Frame.message frames before the call's Result
+   * (spec/PROTOCOL.md). ReadProcess stays for clients that cannot stream.
+   *
+   * @generated from rpc agentfs.v1.ProcessService.StreamProcess
+   */
+  streamProcess: {
+    methodKind: "server_streaming";
+    input: typeof StreamProcessRequestSchema;
+    output: typeof StreamProcessResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentfs_v1_process, 0);

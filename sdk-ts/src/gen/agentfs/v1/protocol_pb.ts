@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentfs/v1/protocol.proto.
  */
 export const file_agentfs_v1_protocol: GenFile = /*@__PURE__*/
-  fileDesc("ChlhZ2VudGZzL3YxL3Byb3RvY29sLnByb3RvEgphZ2VudGZzLnYxIsMCCgVGcmFtZRIKCgJpZBgBIAEoBBIiCgVoZWxsbxgCIAEoCzIRLmFnZW50ZnMudjEuSGVsbG9IABImCgd3ZWxjb21lGAMgASgLMhMuYWdlbnRmcy52MS5XZWxjb21lSAASIAoEY2FsbBgEIAEoCzIQLmFnZW50ZnMudjEuQ2FsbEgAEiQKBnJlc3VsdBgFIAEoCzISLmFnZW50ZnMudjEuUmVzdWx0SAASJAoGY2FuY2VsGAYgASgLMhIuYWdlbnRmcy52MS5DYW5jZWxIABIgCgRwaW5nGAcgASgLMhAuYWdlbnRmcy52MS5QaW5nSAASIAoEcG9uZxgIIAEoCzIQLmFnZW50ZnMudjEuUG9uZ0gAEigKCHNodXRkb3duGAkgASgLMhQuYWdlbnRmcy52MS5TaHV0ZG93bkgAQgYKBGJvZHki1wEKC09wZW5PcHRpb25zEgoKAmlkGAEgASgJEgwKBHBhdGgYAiABKAkSEQoJbm9fY3JlYXRlGAMgASgIEhEKCXJlYWRfb25seRgEIAEoCBISCgpjaHVua19zaXplGAUgASgDEhIKCmR1cmFiaWxpdHkYBiABKAkSCwoDZGlyGAcgASgJEhYKDmVuY3J5cHRpb25fa2V5GAggASgMEg4KBmNpcGhlchgJIAEoCRIXCg9zeW5jX3JlbW90ZV91cmwYCiABKAkSEgoKc3luY190b2tlbhgLIAEoCSJuCgVIZWxsbxIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEg4KBmNsaWVudBgCIAEoCRIlCgRvcGVuGAMgASgLMhcuYWdlbnRmcy52MS5PcGVuT3B0aW9ucxIUCgxoZWFydGJlYXRfbXMYBCABKA0iYwoHV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEhYKDmVuZ2luZV92ZXJzaW9uGAIgASgJEiYKBGluZm8YAyABKAsyGC5hZ2VudGZzLnYxLkluZm9SZXNwb25zZSInCgRDYWxsEg4KBm1ldGhvZBgBIAEoCRIPCgdwYXlsb2FkGAIgASgMIjsKBlJlc3VsdBIPCgdwYXlsb2FkGAEgASgMEiAKBWVycm9yGAIgASgLMhEuYWdlbnRmcy52MS5FcnJvciIICgZDYW5jZWwiBgoEUGluZyIGCgRQb25nIgoKCFNodXRkb3duQqUBCg5jb20uYWdlbnRmcy52MUINUHJvdG9jb2xQcm90b1ABWjtnaXRodWIuY29tL2FnZW50ZnMtZ28vYWdlbnRmcy9jb3JlL2FwaS9hZ2VudGZzL3YxO2FnZW50ZnN2MaICA0FYWKoCCkFnZW50ZnMuVjHKAgpBZ2VudGZzXFYx4gIWQWdlbnRmc1xWMVxHUEJNZXRhZGF0YeoCC0FnZW50ZnM6OlYxYgZwcm90bzM", [file_agentfs_v1_agent, file_agentfs_v1_errors]);
+  fileDesc("ChlhZ2VudGZzL3YxL3Byb3RvY29sLnByb3RvEgphZ2VudGZzLnYxIvECCgVGcmFtZRIKCgJpZBgBIAEoBBIiCgVoZWxsbxgCIAEoCzIRLmFnZW50ZnMudjEuSGVsbG9IABImCgd3ZWxjb21lGAMgASgLMhMuYWdlbnRmcy52MS5XZWxjb21lSAASIAoEY2FsbBgEIAEoCzIQLmFnZW50ZnMudjEuQ2FsbEgAEiQKBnJlc3VsdBgFIAEoCzISLmFnZW50ZnMudjEuUmVzdWx0SAASJAoGY2FuY2VsGAYgASgLMhIuYWdlbnRmcy52MS5DYW5jZWxIABIgCgRwaW5nGAcgASgLMhAuYWdlbnRmcy52MS5QaW5nSAASIAoEcG9uZxgIIAEoCzIQLmFnZW50ZnMudjEuUG9uZ0gAEigKCHNodXRkb3duGAkgASgLMhQuYWdlbnRmcy52MS5TaHV0ZG93bkgAEiwKB21lc3NhZ2UYCiABKAsyGS5hZ2VudGZzLnYxLlN0cmVhbU1lc3NhZ2VIAEIGCgRib2R5IuYCCgtPcGVuT3B0aW9ucxIKCgJpZBgBIAEoCRIMCgRwYXRoGAIgASgJEhEKCW5vX2NyZWF0ZRgDIAEoCBIRCglyZWFkX29ubHkYBCABKAgSEgoKY2h1bmtfc2l6ZRgFIAEoAxISCgpkdXJhYmlsaXR5GAYgASgJEgsKA2RpchgHIAEoCRIWCg5lbmNyeXB0aW9uX2tleRgIIAEoDBIOCgZjaXBoZXIYCSABKAkSFwoPc3luY19yZW1vdGVfdXJsGAogASgJEhIKCnN5bmNfdG9rZW4YCyABKAkSJQodc3luY19wYXJ0aWFsX2Jvb3RzdHJhcF9sZW5ndGgYDCABKAMSJAocc3luY19wYXJ0aWFsX2Jvb3RzdHJhcF9xdWVyeRgNIAEoCRIhChlzeW5jX3BhcnRpYWxfc2VnbWVudF9zaXplGA4gASgDEh0KFXN5bmNfcGFydGlhbF9wcmVmZXRjaBgPIAEoCCJuCgVIZWxsbxIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEg4KBmNsaWVudBgCIAEoCRIlCgRvcGVuGAMgASgLMhcuYWdlbnRmcy52MS5PcGVuT3B0aW9ucxIUCgxoZWFydGJlYXRfbXMYBCABKA0iYwoHV2VsY29tZRIYChBwcm90b2NvbF92ZXJzaW9uGAEgASgNEhYKDmVuZ2luZV92ZXJzaW9uGAIgASgJEiYKBGluZm8YAyABKAsyGC5hZ2VudGZzLnYxLkluZm9SZXNwb25zZSInCgRDYWxsEg4KBm1ldGhvZBgBIAEoCRIPCgdwYXlsb2FkGAIgASgMIjsKBlJlc3VsdBIPCgdwYXlsb2FkGAEgASgMEiAKBWVycm9yGAIgASgLMhEuYWdlbnRmcy52MS5FcnJvciIgCg1TdHJlYW1NZXNzYWdlEg8KB3BheWxvYWQYASABKAwiCAoGQ2FuY2VsIgYKBFBpbmciBgoEUG9uZyIKCghTaHV0ZG93bkKlAQoOY29tLmFnZW50ZnMudjFCDVByb3RvY29sUHJvdG9QAVo7Z2l0aHViLmNvbS9hZ2VudGZzLWdvL2FnZW50ZnMvY29yZS9hcGkvYWdlbnRmcy92MTthZ2VudGZzdjGiAgNBWFiqAgpBZ2VudGZzLlYxygIKQWdlbnRmc1xWMeICFkFnZW50ZnNcVjFcR1BCTWV0YWRhdGHqAgtBZ2VudGZzOjpWMWIGcHJvdG8z", [file_agentfs_v1_agent, file_agentfs_v1_errors]);
 
 /**
  * Frame is the unit of the stdio protocol. Request ids are chosen by the
@@ -91,6 +91,16 @@ export type Frame = Message<"agentfs.v1.Frame"> & {
      */
     value: Shutdown;
     case: "shutdown";
+  } | {
+    /**
+     * One message of the engine's answer to a server-streaming call
+     * (ProcessService.StreamProcess) with this id; the Result frame of
+     * the same id ends the stream.
+     *
+     * @generated from field: agentfs.v1.StreamMessage message = 10;
+     */
+    value: StreamMessage;
+    case: "message";
   } | { case: undefined; value?: undefined };
 };
 
@@ -184,6 +194,36 @@ export type OpenOptions = Message<"agentfs.v1.OpenOptions"> & {
    * @generated from field: string sync_token = 11;
    */
   syncToken: string;
+
+  /**
+   * Partial sync (docs/SYNC.md; `agentfs init --sync-partial-*`): a
+   * database bootstrapped from sync_remote_url receives only part of the
+   * remote, and the pages it lacks are fetched when read. Either the first
+   * sync_partial_bootstrap_length bytes of the database or the pages the
+   * server reads to run sync_partial_bootstrap_query, not both. Absent
+   * pages come in aligned segments of sync_partial_segment_size bytes
+   * (0: 131072); sync_partial_prefetch also fetches the pages a fetched
+   * interior b-tree page points to. Used only when the database is
+   * bootstrapped; an existing one keeps how it was made.
+   *
+   * @generated from field: int64 sync_partial_bootstrap_length = 12;
+   */
+  syncPartialBootstrapLength: bigint;
+
+  /**
+   * @generated from field: string sync_partial_bootstrap_query = 13;
+   */
+  syncPartialBootstrapQuery: string;
+
+  /**
+   * @generated from field: int64 sync_partial_segment_size = 14;
+   */
+  syncPartialSegmentSize: bigint;
+
+  /**
+   * @generated from field: bool sync_partial_prefetch = 15;
+   */
+  syncPartialPrefetch: boolean;
 };
 
 /**
@@ -308,6 +348,25 @@ export const ResultSchema: GenMessage<Result> = /*@__PURE__*/
   messageDesc(file_agentfs_v1_protocol, 5);
 
 /**
+ * StreamMessage is one serialized response message of a server stream.
+ *
+ * @generated from message agentfs.v1.StreamMessage
+ */
+export type StreamMessage = Message<"agentfs.v1.StreamMessage"> & {
+  /**
+   * @generated from field: bytes payload = 1;
+   */
+  payload: Uint8Array;
+};
+
+/**
+ * Describes the message agentfs.v1.StreamMessage.
+ * Use `create(StreamMessageSchema)` to create a new message.
+ */
+export const StreamMessageSchema: GenMessage<StreamMessage> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_protocol, 6);
+
+/**
  * @generated from message agentfs.v1.Cancel
  */
 export type Cancel = Message<"agentfs.v1.Cancel"> & {
@@ -318,7 +377,7 @@ export type Cancel = Message<"agentfs.v1.Cancel"> & {
  * Use `create(CancelSchema)` to create a new message.
  */
 export const CancelSchema: GenMessage<Cancel> = /*@__PURE__*/
-  messageDesc(file_agentfs_v1_protocol, 6);
+  messageDesc(file_agentfs_v1_protocol, 7);
 
 /**
  * @generated from message agentfs.v1.Ping
@@ -331,7 +390,7 @@ export type Ping = Message<"agentfs.v1.Ping"> & {
  * Use `create(PingSchema)` to create a new message.
  */
 export const PingSchema: GenMessage<Ping> = /*@__PURE__*/
-  messageDesc(file_agentfs_v1_protocol, 7);
+  messageDesc(file_agentfs_v1_protocol, 8);
 
 /**
  * @generated from message agentfs.v1.Pong
@@ -344,7 +403,7 @@ export type Pong = Message<"agentfs.v1.Pong"> & {
  * Use `create(PongSchema)` to create a new message.
  */
 export const PongSchema: GenMessage<Pong> = /*@__PURE__*/
-  messageDesc(file_agentfs_v1_protocol, 8);
+  messageDesc(file_agentfs_v1_protocol, 9);
 
 /**
  * @generated from message agentfs.v1.Shutdown
@@ -357,5 +416,5 @@ export type Shutdown = Message<"agentfs.v1.Shutdown"> & {
  * Use `create(ShutdownSchema)` to create a new message.
  */
 export const ShutdownSchema: GenMessage<Shutdown> = /*@__PURE__*/
-  messageDesc(file_agentfs_v1_protocol, 9);
+  messageDesc(file_agentfs_v1_protocol, 10);
 

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentfs/v1/sandbox.proto.
  */
 export const file_agentfs_v1_sandbox: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudGZzL3YxL3NhbmRib3gucHJvdG8SCmFnZW50ZnMudjEiRQoLQmluZGluZ1NwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRITCgtzY2hlbWFfanNvbhgDIAEoCSKVAQoLTmV0UnVsZVNwZWMSDgoGcHJlZml4GAEgASgJEg8KB21ldGhvZHMYAiADKAkSNQoHaGVhZGVycxgDIAMoCzIkLmFnZW50ZnMudjEuTmV0UnVsZVNwZWMuSGVhZGVyc0VudHJ5Gi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIuACCgtFeGVjUmVxdWVzdBIOCgZzY3JpcHQYASABKAkSCwoDZGlyGAIgASgJEg0KBXN0ZGluGAMgASgMEi0KA2VudhgEIAMoCzIgLmFnZW50ZnMudjEuRXhlY1JlcXVlc3QuRW52RW50cnkSEAoIcmVhZGFibGUYBSADKAkSEAoId3JpdGFibGUYBiADKAkSFgoOcmVzdHJpY3RfcGF0aHMYByABKAgSDQoFYWxsb3cYCCADKAkSDAoEZGVueRgJIAMoCRIkCgNuZXQYCiADKAsyFy5hZ2VudGZzLnYxLk5ldFJ1bGVTcGVjEikKCGJpbmRpbmdzGAsgAygLMhcuYWdlbnRmcy52MS5CaW5kaW5nU3BlYxIOCgZsaW1pdHMYDCABKAkSEAoIbm9fYXVkaXQYDSABKAgaKgoIRW52RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJlCgxFeGVjUmVzcG9uc2USEQoJZXhpdF9jb2RlGAEgASgFEg4KBnN0ZG91dBgCIAEoDBIOCgZzdGRlcnIYAyABKAwSDQoFbGltaXQYBCABKAkSEwoLZHVyYXRpb25fbnMYBSABKAMiNQoSQ2FsbEJpbmRpbmdSZXF1ZXN0EgwKBG5hbWUYASABKAkSEQoJYXJnc19qc29uGAIgASgJIjkKE0NhbGxCaW5kaW5nUmVzcG9uc2USEwoLcmVzdWx0X2pzb24YASABKAkSDQoFZXJyb3IYAiABKAkySwoOU2FuZGJveFNlcnZpY2USOQoERXhlYxIXLmFnZW50ZnMudjEuRXhlY1JlcXVlc3QaGC5hZ2VudGZzLnYxLkV4ZWNSZXNwb25zZTJdCgtIb3N0U2VydmljZRJOCgtDYWxsQmluZGluZxIeLmFnZW50ZnMudjEuQ2FsbEJpbmRpbmdSZXF1ZXN0Gh8uYWdlbnRmcy52MS5DYWxsQmluZGluZ1Jlc3BvbnNlQqQBCg5jb20uYWdlbnRmcy52MUIMU2FuZGJveFByb3RvUAFaO2dpdGh1Yi5jb20vYWdlbnRmcy1nby9hZ2VudGZzL2NvcmUvYXBpL2FnZW50ZnMvdjE7YWdlbnRmc3YxogIDQVhYqgIKQWdlbnRmcy5WMcoCCkFnZW50ZnNcVjHiAhZBZ2VudGZzXFYxXEdQQk1ldGFkYXRh6gILQWdlbnRmczo6VjFiBnByb3RvMw");
+  fileDesc("ChhhZ2VudGZzL3YxL3NhbmRib3gucHJvdG8SCmFnZW50ZnMudjEiRQoLQmluZGluZ1NwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRITCgtzY2hlbWFfanNvbhgDIAEoCSKsAQoLTmV0UnVsZVNwZWMSDgoGcHJlZml4GAEgASgJEg8KB21ldGhvZHMYAiADKAkSNQoHaGVhZGVycxgDIAMoCzIkLmFnZW50ZnMudjEuTmV0UnVsZVNwZWMuSGVhZGVyc0VudHJ5EhUKDWFsbG93X3ByaXZhdGUYBCABKAgaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEipwMKC0V4ZWNSZXF1ZXN0Eg4KBnNjcmlwdBgBIAEoCRILCgNkaXIYAiABKAkSDQoFc3RkaW4YAyABKAwSLQoDZW52GAQgAygLMiAuYWdlbnRmcy52MS5FeGVjUmVxdWVzdC5FbnZFbnRyeRIQCghyZWFkYWJsZRgFIAMoCRIQCgh3cml0YWJsZRgGIAMoCRIWCg5yZXN0cmljdF9wYXRocxgHIAEoCBINCgVhbGxvdxgIIAMoCRIMCgRkZW55GAkgAygJEiQKA25ldBgKIAMoCzIXLmFnZW50ZnMudjEuTmV0UnVsZVNwZWMSKQoIYmluZGluZ3MYCyADKAsyFy5hZ2VudGZzLnYxLkJpbmRpbmdTcGVjEg4KBmxpbWl0cxgMIAEoCRIQCghub19hdWRpdBgNIAEoCBIUCgxkZWZhdWx0X2RlbnkYDiABKAgSLwoMbGltaXRfdmFsdWVzGA8gASgLMhkuYWdlbnRmcy52MS5TYW5kYm94TGltaXRzGioKCEVudkVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEinAIKDVNhbmRib3hMaW1pdHMSFAoMbWF4X2NvbW1hbmRzGAEgASgDEhEKCW1heF9zdGVwcxgCIAEoAxIWCg5tYXhfY2FsbF9kZXB0aBgDIAEoAxIUCgx3YWxsX3RpbWVfbXMYBCABKAMSGAoQbWF4X291dHB1dF9ieXRlcxgFIAEoAxIYChBtYXhfc3RyZWFtX2J5dGVzGAYgASgDEhoKEm1heF9mc193cml0ZV9ieXRlcxgHIAEoAxIaChJtYXhfcmVzcG9uc2VfYnl0ZXMYCCABKAMSFgoObmV0X3RpbWVvdXRfbXMYCSABKAMSGAoQbWF4X21lbW9yeV9ieXRlcxgKIAEoAxIWCg5tYXhfYmFja2dyb3VuZBgLIAEoAyI2Cg1Qb2xpY3lSZXF1ZXN0EiUKBGV4ZWMYASABKAsyFy5hZ2VudGZzLnYxLkV4ZWNSZXF1ZXN0Ij0KDlBvbGljeVJlc3BvbnNlEisKBnBvbGljeRgBIAEoCzIbLmFnZW50ZnMudjEuRWZmZWN0aXZlUG9saWN5ItwDCg9FZmZlY3RpdmVQb2xpY3kSFAoMZGVmYXVsdF9kZW55GAEgASgIEhYKDnJlc3RyaWN0X3JlYWRzGAIgASgIEhAKCHJlYWRhYmxlGAMgAygJEhcKD3Jlc3RyaWN0X3dyaXRlcxgSIAEoCBIQCgh3cml0YWJsZRgEIAMoCRIZChFyZXN0cmljdF9jb21tYW5kcxgFIAEoCBINCgVhbGxvdxgGIAMoCRIMCgRkZW55GAcgAygJEjEKA2VudhgIIAMoCzIkLmFnZW50ZnMudjEuRWZmZWN0aXZlUG9saWN5LkVudkVudHJ5EgwKBHVzZXIYCSABKAkSCwoDdWlkGAogASgNEgsKA2dpZBgLIAEoDRIQCghob3N0bmFtZRgMIAEoCRINCgV1bWFzaxgNIAEoDRIpCgNuZXQYDiADKAsyHC5hZ2VudGZzLnYxLkVmZmVjdGl2ZU5ldFJ1bGUSFgoObGltaXRzX3Byb2ZpbGUYDyABKAkSKQoGbGltaXRzGBAgASgLMhkuYWdlbnRmcy52MS5TYW5kYm94TGltaXRzEhAKCGJpbmRpbmdzGBEgAygJGioKCEVudkVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiYAoQRWZmZWN0aXZlTmV0UnVsZRIOCgZwcmVmaXgYASABKAkSDwoHbWV0aG9kcxgCIAMoCRIUCgxoZWFkZXJfbmFtZXMYAyADKAkSFQoNYWxsb3dfcHJpdmF0ZRgEIAEoCCJlCgxFeGVjUmVzcG9uc2USEQoJZXhpdF9jb2RlGAEgASgFEg4KBnN0ZG91dBgCIAEoDBIOCgZzdGRlcnIYAyABKAwSDQoFbGltaXQYBCABKAkSEwoLZHVyYXRpb25fbnMYBSABKAMiNQoSQ2FsbEJpbmRpbmdSZXF1ZXN0EgwKBG5hbWUYASABKAkSEQoJYXJnc19qc29uGAIgASgJIjkKE0NhbGxCaW5kaW5nUmVzcG9uc2USEwoLcmVzdWx0X2pzb24YASABKAkSDQoFZXJyb3IYAiABKAkyjAEKDlNhbmRib3hTZXJ2aWNlEjkKBEV4ZWMSFy5hZ2VudGZzLnYxLkV4ZWNSZXF1ZXN0GhguYWdlbnRmcy52MS5FeGVjUmVzcG9uc2USPwoGUG9saWN5EhkuYWdlbnRmcy52MS5Qb2xpY3lSZXF1ZXN0GhouYWdlbnRmcy52MS5Qb2xpY3lSZXNwb25zZTJdCgtIb3N0U2VydmljZRJOCgtDYWxsQmluZGluZxIeLmFnZW50ZnMudjEuQ2FsbEJpbmRpbmdSZXF1ZXN0Gh8uYWdlbnRmcy52MS5DYWxsQmluZGluZ1Jlc3BvbnNlQqQBCg5jb20uYWdlbnRmcy52MUIMU2FuZGJveFByb3RvUAFaO2dpdGh1Yi5jb20vYWdlbnRmcy1nby9hZ2VudGZzL2NvcmUvYXBpL2FnZW50ZnMvdjE7YWdlbnRmc3YxogIDQVhYqgIKQWdlbnRmcy5WMcoCCkFnZW50ZnNcVjHiAhZBZ2VudGZzXFYxXEdQQk1ldGFkYXRh6gILQWdlbnRmczo6VjFiBnByb3RvMw");
 
 /**
  * @generated from message agentfs.v1.BindingSpec
@@ -66,6 +66,14 @@ export type NetRuleSpec = Message<"agentfs.v1.NetRuleSpec"> & {
    * @generated from field: map<string, string> headers = 3;
    */
   headers: { [key: string]: string };
+
+  /**
+   * Let the prefix reach loopback, private and link-local addresses
+   * (refused otherwise, after DNS resolution).
+   *
+   * @generated from field: bool allow_private = 4;
+   */
+  allowPrivate: boolean;
 };
 
 /**
@@ -102,7 +110,11 @@ export type ExecRequest = Message<"agentfs.v1.ExecRequest"> & {
   env: { [key: string]: string };
 
   /**
-   * Readable and writable path prefixes; unset means everything.
+   * Readable and writable path prefixes (absolute, literal: "/src"
+   * allows /src and below; writable ones are readable too). Both empty
+   * means everything, unless restrict_paths or default_deny make them
+   * lists even when empty. Readable alone makes nothing writable;
+   * writable alone leaves every path readable.
    *
    * @generated from field: repeated string readable = 5;
    */
@@ -119,7 +131,8 @@ export type ExecRequest = Message<"agentfs.v1.ExecRequest"> & {
   restrictPaths: boolean;
 
   /**
-   * Commands that may run (empty: all) and that may not.
+   * Commands that may run (empty: all, unless default_deny) and that may
+   * not (builtins and bindings included).
    *
    * @generated from field: repeated string allow = 8;
    */
@@ -155,6 +168,25 @@ export type ExecRequest = Message<"agentfs.v1.ExecRequest"> & {
    * @generated from field: bool no_audit = 13;
    */
   noAudit: boolean;
+
+  /**
+   * Default deny: readable, writable and allow are allow-lists even when
+   * empty, so nothing is readable, writable or runnable unless listed
+   * (the shell's builtins, such as echo, cd and test, run unless denied;
+   * the network is always closed unless a net rule opens it).
+   * restrict_paths is implied.
+   *
+   * @generated from field: bool default_deny = 14;
+   */
+  defaultDeny: boolean;
+
+  /**
+   * Single limits replacing the profile's (0 keeps the profile's value);
+   * the server's ceiling applies to the result.
+   *
+   * @generated from field: agentfs.v1.SandboxLimits limit_values = 15;
+   */
+  limitValues?: SandboxLimits | undefined;
 };
 
 /**
@@ -163,6 +195,297 @@ export type ExecRequest = Message<"agentfs.v1.ExecRequest"> & {
  */
 export const ExecRequestSchema: GenMessage<ExecRequest> = /*@__PURE__*/
   messageDesc(file_agentfs_v1_sandbox, 2);
+
+/**
+ * SandboxLimits are the limits of one script (0: no limit, except in
+ * ExecRequest.limit_values where 0 keeps the profile's value).
+ *
+ * @generated from message agentfs.v1.SandboxLimits
+ */
+export type SandboxLimits = Message<"agentfs.v1.SandboxLimits"> & {
+  /**
+   * Simple commands run (builtins, functions and utilities).
+   *
+   * @generated from field: int64 max_commands = 1;
+   */
+  maxCommands: bigint;
+
+  /**
+   * Interpreter steps (statements and loop iterations).
+   *
+   * @generated from field: int64 max_steps = 2;
+   */
+  maxSteps: bigint;
+
+  /**
+   * Nesting of shell functions.
+   *
+   * @generated from field: int64 max_call_depth = 3;
+   */
+  maxCallDepth: bigint;
+
+  /**
+   * Longest run, in milliseconds.
+   *
+   * @generated from field: int64 wall_time_ms = 4;
+   */
+  wallTimeMs: bigint;
+
+  /**
+   * Bytes of stdout and stderr returned to the caller.
+   *
+   * @generated from field: int64 max_output_bytes = 5;
+   */
+  maxOutputBytes: bigint;
+
+  /**
+   * Bytes written to any stream, pipes included.
+   *
+   * @generated from field: int64 max_stream_bytes = 6;
+   */
+  maxStreamBytes: bigint;
+
+  /**
+   * Bytes written to the agent filesystem.
+   *
+   * @generated from field: int64 max_fs_write_bytes = 7;
+   */
+  maxFsWriteBytes: bigint;
+
+  /**
+   * Body of one network response.
+   *
+   * @generated from field: int64 max_response_bytes = 8;
+   */
+  maxResponseBytes: bigint;
+
+  /**
+   * Longest network request, in milliseconds.
+   *
+   * @generated from field: int64 net_timeout_ms = 9;
+   */
+  netTimeoutMs: bigint;
+
+  /**
+   * Memory one script may hold.
+   *
+   * @generated from field: int64 max_memory_bytes = 10;
+   */
+  maxMemoryBytes: bigint;
+
+  /**
+   * Background jobs ("cmd &") running at once.
+   *
+   * @generated from field: int64 max_background = 11;
+   */
+  maxBackground: bigint;
+};
+
+/**
+ * Describes the message agentfs.v1.SandboxLimits.
+ * Use `create(SandboxLimitsSchema)` to create a new message.
+ */
+export const SandboxLimitsSchema: GenMessage<SandboxLimits> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_sandbox, 3);
+
+/**
+ * @generated from message agentfs.v1.PolicyRequest
+ */
+export type PolicyRequest = Message<"agentfs.v1.PolicyRequest"> & {
+  /**
+   * The options whose policy to show; script, stdin and dir are ignored.
+   *
+   * @generated from field: agentfs.v1.ExecRequest exec = 1;
+   */
+  exec?: ExecRequest | undefined;
+};
+
+/**
+ * Describes the message agentfs.v1.PolicyRequest.
+ * Use `create(PolicyRequestSchema)` to create a new message.
+ */
+export const PolicyRequestSchema: GenMessage<PolicyRequest> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_sandbox, 4);
+
+/**
+ * @generated from message agentfs.v1.PolicyResponse
+ */
+export type PolicyResponse = Message<"agentfs.v1.PolicyResponse"> & {
+  /**
+   * @generated from field: agentfs.v1.EffectivePolicy policy = 1;
+   */
+  policy?: EffectivePolicy | undefined;
+};
+
+/**
+ * Describes the message agentfs.v1.PolicyResponse.
+ * Use `create(PolicyResponseSchema)` to create a new message.
+ */
+export const PolicyResponseSchema: GenMessage<PolicyResponse> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_sandbox, 5);
+
+/**
+ * EffectivePolicy is what a script may do, with every default filled in.
+ * Its JSON form (proto3 JSON, field names in lowerCamelCase) is what
+ * `agentfs sh --print-policy` prints and every SDK's policy() returns.
+ *
+ * @generated from message agentfs.v1.EffectivePolicy
+ */
+export type EffectivePolicy = Message<"agentfs.v1.EffectivePolicy"> & {
+  /**
+   * @generated from field: bool default_deny = 1;
+   */
+  defaultDeny: boolean;
+
+  /**
+   * False: every path of the agent filesystem is readable. True: only
+   * those below readable or writable (writable ones are readable too);
+   * symlinks are resolved before the check.
+   *
+   * @generated from field: bool restrict_reads = 2;
+   */
+  restrictReads: boolean;
+
+  /**
+   * @generated from field: repeated string readable = 3;
+   */
+  readable: string[];
+
+  /**
+   * Writes: the same, for the prefixes of writable.
+   *
+   * @generated from field: bool restrict_writes = 18;
+   */
+  restrictWrites: boolean;
+
+  /**
+   * @generated from field: repeated string writable = 4;
+   */
+  writable: string[];
+
+  /**
+   * False: every utility may run. True: only those of allow (and the
+   * shell's builtins).
+   *
+   * @generated from field: bool restrict_commands = 5;
+   */
+  restrictCommands: boolean;
+
+  /**
+   * @generated from field: repeated string allow = 6;
+   */
+  allow: string[];
+
+  /**
+   * Commands that may never run, builtins included.
+   *
+   * @generated from field: repeated string deny = 7;
+   */
+  deny: string[];
+
+  /**
+   * The script's environment, with the defaults (HOME, PATH, USER,
+   * LOGNAME, SHELL); nothing comes from the host.
+   *
+   * @generated from field: map<string, string> env = 8;
+   */
+  env: { [key: string]: string };
+
+  /**
+   * @generated from field: string user = 9;
+   */
+  user: string;
+
+  /**
+   * @generated from field: uint32 uid = 10;
+   */
+  uid: number;
+
+  /**
+   * @generated from field: uint32 gid = 11;
+   */
+  gid: number;
+
+  /**
+   * @generated from field: string hostname = 12;
+   */
+  hostname: string;
+
+  /**
+   * @generated from field: uint32 umask = 13;
+   */
+  umask: number;
+
+  /**
+   * Network rules: none means no network at all.
+   *
+   * @generated from field: repeated agentfs.v1.EffectiveNetRule net = 14;
+   */
+  net: EffectiveNetRule[];
+
+  /**
+   * Limits profile name and values.
+   *
+   * @generated from field: string limits_profile = 15;
+   */
+  limitsProfile: string;
+
+  /**
+   * @generated from field: agentfs.v1.SandboxLimits limits = 16;
+   */
+  limits?: SandboxLimits | undefined;
+
+  /**
+   * Names of the bindings (host functions) the script may call.
+   *
+   * @generated from field: repeated string bindings = 17;
+   */
+  bindings: string[];
+};
+
+/**
+ * Describes the message agentfs.v1.EffectivePolicy.
+ * Use `create(EffectivePolicySchema)` to create a new message.
+ */
+export const EffectivePolicySchema: GenMessage<EffectivePolicy> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_sandbox, 6);
+
+/**
+ * EffectiveNetRule is a network rule as audited: header values are
+ * secrets, so only their names are shown.
+ *
+ * @generated from message agentfs.v1.EffectiveNetRule
+ */
+export type EffectiveNetRule = Message<"agentfs.v1.EffectiveNetRule"> & {
+  /**
+   * @generated from field: string prefix = 1;
+   */
+  prefix: string;
+
+  /**
+   * Empty: every method.
+   *
+   * @generated from field: repeated string methods = 2;
+   */
+  methods: string[];
+
+  /**
+   * @generated from field: repeated string header_names = 3;
+   */
+  headerNames: string[];
+
+  /**
+   * @generated from field: bool allow_private = 4;
+   */
+  allowPrivate: boolean;
+};
+
+/**
+ * Describes the message agentfs.v1.EffectiveNetRule.
+ * Use `create(EffectiveNetRuleSchema)` to create a new message.
+ */
+export const EffectiveNetRuleSchema: GenMessage<EffectiveNetRule> = /*@__PURE__*/
+  messageDesc(file_agentfs_v1_sandbox, 7);
 
 /**
  * @generated from message agentfs.v1.ExecResponse
@@ -201,7 +524,7 @@ export type ExecResponse = Message<"agentfs.v1.ExecResponse"> & {
  * Use `create(ExecResponseSchema)` to create a new message.
  */
 export const ExecResponseSchema: GenMessage<ExecResponse> = /*@__PURE__*/
-  messageDesc(file_agentfs_v1_sandbox, 3);
+  messageDesc(file_agentfs_v1_sandbox, 8);
 
 /**
  * @generated from message agentfs.v1.CallBindingRequest
@@ -223,7 +546,7 @@ export type CallBindingRequest = Message<"agentfs.v1.CallBindingRequest"> & {
  * Use `create(CallBindingRequestSchema)` to create a new message.
  */
 export const CallBindingRequestSchema: GenMessage<CallBindingRequest> = /*@__PURE__*/
-  messageDesc(file_agentfs_v1_sandbox, 4);
+  messageDesc(file_agentfs_v1_sandbox, 9);
 
 /**
  * @generated from message agentfs.v1.CallBindingResponse
@@ -249,7 +572,7 @@ export type CallBindingResponse = Message<"agentfs.v1.CallBindingResponse"> & {
  * Use `create(CallBindingResponseSchema)` to create a new message.
  */
 export const CallBindingResponseSchema: GenMessage<CallBindingResponse> = /*@__PURE__*/
-  messageDesc(file_agentfs_v1_sandbox, 5);
+  messageDesc(file_agentfs_v1_sandbox, 10);
 
 /**
  * SandboxService runs shell scripts inside the engine over the agent's
@@ -268,6 +591,18 @@ export const SandboxService: GenService<{
     methodKind: "unary";
     input: typeof ExecRequestSchema;
     output: typeof ExecResponseSchema;
+  },
+  /**
+   * Policy returns the effective policy of an ExecRequest (defaults filled
+   * in, nothing run), so that an operator can audit what a script may do.
+   * A policy Exec would refuse (EINVAL) is refused here the same way.
+   *
+   * @generated from rpc agentfs.v1.SandboxService.Policy
+   */
+  policy: {
+    methodKind: "unary";
+    input: typeof PolicyRequestSchema;
+    output: typeof PolicyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_agentfs_v1_sandbox, 0);

@@ -661,6 +661,15 @@ func TestDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d %q: %v", i, script, err)
 		}
+		// Exec returns once its commands are done with the files: a
+		// handle closed later raced the next case (a "< f" feeder did).
+		if open := a.FS.OpenInodes(); len(open) > 0 {
+			t.Errorf("case %d %q: inodes %v still open after Exec returned", i, script, open)
+		}
+		if _, err := a.FS.Lstat(ctx, dir); err != nil {
+			rep, ferr := a.Fsck(ctx, false)
+			t.Fatalf("case %d %q (exit %d, stderr %q): %v; fsck: %+v %v", i, script, res.ExitCode, res.Stderr, err, rep, ferr)
+		}
 		cmd := exec.Command("/bin/bash", "-c", script)
 		cmd.Dir = hdir
 		cmd.Env = []string{"LC_ALL=C", "TZ=UTC", "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
@@ -709,6 +718,9 @@ func TestDifferential(t *testing.T) {
 	}
 	for _, f := range failures {
 		t.Error(f)
+	}
+	if rep, err := a.Fsck(ctx, false); err != nil || !rep.Clean() {
+		t.Errorf("fsck after every case: %+v %v", rep, err)
 	}
 	t.Logf("differential: %d passed, %d failed, %d intended differences, %d without the host tool, %d cases", pass, fail, skipped, missingTool, len(diffCases))
 	// Every case passes but the intended differences, each listed with

@@ -167,6 +167,12 @@ type execState struct {
 	// "cmd < file" to the agent file behind it (stdin.go).
 	stdinMu    sync.Mutex
 	stdinFiles map[uint64]vfs.Stat
+	// feeders are the goroutines copying agent files into those pipes,
+	// and feedEnds the pipes' reading ends: an Exec ends only once every
+	// feeder has closed its file (stdin.go), so that no handle of this
+	// Exec is still open, or still reading, when it returns.
+	feeders  sync.WaitGroup
+	feedEnds []*os.File
 }
 
 func (st *execState) addRedirect(f *atomicRedirect) {
@@ -300,6 +306,7 @@ func (se *Session) Exec(ctx context.Context, script string, opts ExecOptions) (R
 	// Background jobs still running stop here: their context ends and
 	// the handlers refuse to serve them.
 	cancel()
+	st.stopFeeders()
 	se.run.Store(nil)
 	res.ExitCode, res.Exited, res.Limit = code, exited, limitErr
 	outMu.Lock()

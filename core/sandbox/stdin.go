@@ -41,8 +41,11 @@ func (st *execState) stdinPipe(f commands.File) io.ReadWriteCloser {
 		st.stdinFiles = map[uint64]vfs.Stat{}
 	}
 	st.stdinFiles[key] = vs
+	st.feedEnds = append(st.feedEnds, pr)
+	st.feeders.Add(1)
 	st.stdinMu.Unlock()
 	go func() {
+		defer st.feeders.Done()
 		// Ends at the file's end, or with EPIPE once the interpreter
 		// closes the reading end after the command.
 		io.Copy(pw, f)
@@ -50,6 +53,23 @@ func (st *execState) stdinPipe(f commands.File) io.ReadWriteCloser {
 		f.Close()
 	}()
 	return pr
+}
+
+// stopFeeders closes the reading ends the interpreter has not closed (a
+// background job stopped with its Exec) and waits for every feeder to
+// close its agent file. Before this, a file read through "< f" could
+// still be open, and be closed, after Exec returned: a later operation
+// then raced that Close (a removal saw the file open and left its
+// purge to that Close).
+func (st *execState) stopFeeders() {
+	st.stdinMu.Lock()
+	ends := st.feedEnds
+	st.feedEnds = nil
+	st.stdinMu.Unlock()
+	for _, pr := range ends {
+		pr.Close() // already closed after its command: an error, ignored
+	}
+	st.feeders.Wait()
 }
 
 // stdinFile is the stdin a command gets: r, with the attributes of the

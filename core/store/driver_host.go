@@ -38,6 +38,12 @@ import (
 // connection ever writes.
 const walMode = false
 
+// soleWriter: data_version never changes (the engine is the storage's
+// only writer, see above), so the store reads no data version and opens
+// no read snapshot (a plain BEGIN is a no-op here anyway): each of those
+// statements still costs a trip through database/sql.
+const soleWriter = true
+
 // DriverName names the SQLite under the engine, for benchmarks and
 // diagnostics.
 const DriverName = "workers-host-sql"

@@ -319,9 +319,21 @@ func (c *hostConn) QueryContext(_ context.Context, query string, args []driver.N
 	return r, nil
 }
 
+// CheckNamedValue takes the argument types encodeArgs binds as they are,
+// ints included (the store passes many: sizes, nanoseconds), so that
+// database/sql skips its reflection-based conversion of each argument.
+func (c *hostConn) CheckNamedValue(nv *driver.NamedValue) error {
+	switch nv.Value.(type) {
+	case nil, int64, int, bool, float64, string, []byte:
+		return nil
+	}
+	return driver.ErrSkip
+}
+
 var (
-	_ driver.ExecerContext  = (*hostConn)(nil)
-	_ driver.QueryerContext = (*hostConn)(nil)
+	_ driver.ExecerContext     = (*hostConn)(nil)
+	_ driver.QueryerContext    = (*hostConn)(nil)
+	_ driver.NamedValueChecker = (*hostConn)(nil)
 )
 
 // skipped are the store's per-connection settings for files, which the
@@ -714,6 +726,8 @@ func encodeArgs(b []byte, args []driver.Value) ([]byte, error) {
 			b = append(b, tagNull)
 		case int64:
 			b = binary.LittleEndian.AppendUint64(append(b, tagInt), uint64(v))
+		case int:
+			b = binary.LittleEndian.AppendUint64(append(b, tagInt), uint64(int64(v)))
 		case bool:
 			n := uint64(0)
 			if v {

@@ -196,6 +196,10 @@ func callIn(args []js.Value) any {
 	shared.Lock()
 	defer shared.Unlock()
 	if n := len(head) + len(data); n <= respCap {
+		if len(data) == 0 { // the usual case: CallSync joined them
+			js.CopyBytesToJS(resp, head)
+			return n
+		}
 		scratch = append(append(scratch[:0], head...), data...)
 		js.CopyBytesToJS(resp, scratch)
 		if cap(scratch) > 64<<10 {

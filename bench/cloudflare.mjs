@@ -14,6 +14,7 @@ const B = join(ROOT, "bench", "cloudflare", "build");
 const WASM = join(ROOT, "sdk-ts", "wasm", "agentfs-workers.wasm");
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const N = Number(process.env.N ?? 300);
+const WARM = Number(process.env.WARM ?? 10);
 
 function worker(impl) {
   const modules = [["build/worker.js", join(B, `${impl}.js`), "esModule"]];
@@ -84,10 +85,11 @@ try {
     for (const impl of ["ours", "turso"]) {
       const u = `${base[impl]}/bench`;
       // Warm: V8 tiers the engine's WebAssembly up while it runs (the
-      // first few hundred calls are several times slower; cold start
-      // shows the first one).
+      // first few thousand calls are several times slower: in workerd
+      // 1.20261117 the jump came after 3,000-4,000 writeFile+readFile;
+      // cold start shows the first one). WARM loops of 2N operations.
       for (let i = 0; i < 20; i++) await ok(await fetch(`${u}/w/warm${i}`, { method: "PUT", body }));
-      for (let i = 0; i < 3; i++) await ok(await fetch(`${u}/loop?n=${N}&size=1024`));
+      for (let i = 0; i < WARM; i++) await ok(await fetch(`${u}/loop?n=${N}&size=1024`));
       const rate = async (fn, n) => {
         const t = performance.now();
         await fn(n);

@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"syscall"
 
 	"github.com/agentfs-go/agentfs/core/kv"
@@ -324,7 +323,24 @@ func (a *Agent) Close() error { return a.DB.Close() }
 // Path is the database file.
 func (a *Agent) Path() string { return a.DB.Path() }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// idChars reports whether s is one or more ASCII letters, digits, '_'
+// and '-'. A loop, not a regexp: compiling one at package init is
+// startup time for every program (a Worker's cold start among them).
+func idChars(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 // MaxIDLength bounds an agent id, so that ID.db and every name made
 // from it (ID.db-wal, ID.db.snapshots, ID.db.pre-migrate-TIME.bak, the
@@ -338,7 +354,7 @@ var ErrInvalidID = errors.New("invalid agent id")
 // letters, digits, "_" and "-". No ".": an id is a file name in the
 // agents' directory (ID.db), so no id can be ".", "..", a hidden file, a
 // path, or another id's derived file.
-func ValidID(s string) bool { return len(s) <= MaxIDLength && idPattern.MatchString(s) }
+func ValidID(s string) bool { return len(s) <= MaxIDLength && idChars(s) }
 
 // idError is an invalid id that also carries an errno (ENAMETOOLONG).
 type idError struct {
@@ -357,7 +373,7 @@ func CheckID(s string) error {
 		return &idError{fmt.Sprintf("%v %q...: %d bytes, at most %d (ENAMETOOLONG)", ErrInvalidID, s[:16], len(s), MaxIDLength), syscall.ENAMETOOLONG}
 	case s == "":
 		return fmt.Errorf("%w: it is empty; use 1 to %d letters, digits, '_' and '-'", ErrInvalidID, MaxIDLength)
-	case !idPattern.MatchString(s):
+	case !idChars(s):
 		return fmt.Errorf("%w %q: use letters, digits, '_' and '-' only (no '.', '/' or spaces)", ErrInvalidID, s)
 	}
 	return nil

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -28,7 +27,19 @@ var ErrSnapshotNotFound = errors.New("snapshot not found")
 // ErrSnapshotExists is returned when creating a snapshot under a used name.
 var ErrSnapshotExists = errors.New("snapshot already exists")
 
-var snapshotName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// validSnapshotName: 1 to 128 ASCII letters, digits, '.', '_' and '-',
+// starting with a letter or digit (a loop, not a regexp: see idChars).
+func validSnapshotName(name string) bool {
+	if name == "" || len(name) > 128 || !isAlnum(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !isAlnum(c) && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // ErrInvalidSnapshotName is returned for a name that cannot be a
 // snapshot's (it would not be one file name inside the snapshot
@@ -36,7 +47,7 @@ var snapshotName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 var ErrInvalidSnapshotName = errors.New("invalid snapshot name")
 
 func checkSnapshotName(name string) error {
-	if snapshotName.MatchString(name) {
+	if validSnapshotName(name) {
 		return nil
 	}
 	return fmt.Errorf("%w %q: 1 to 128 letters, digits, '.', '_' and '-', starting with a letter or digit", ErrInvalidSnapshotName, name)

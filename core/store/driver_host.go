@@ -36,7 +36,26 @@ import (
 // store sets for files (busy_timeout, mmap_size, synchronous, ...) mean
 // nothing here and are skipped; data_version is constant, as no other
 // connection ever writes.
+//
+// The call's own transaction: the host may run a whole engine call inside
+// one transactionSync of its own (obj.begin present). The first BEGIN
+// IMMEDIATE of that call then takes it over (obj.begin answers 1): no
+// goroutine, no callback into Go, no transactionSync of its own; its
+// COMMIT tells the host (obj.end(true)), whose transaction commits when
+// the call returns. Its ROLLBACK cannot undo the writes at once: it tells
+// the host (obj.end(false)), which refuses every later statement of the
+// call and rolls the whole call back when it returns; if it refused any,
+// it runs the call again without a transaction to take over (else the
+// call's answer stands: nothing else touched the storage after the
+// rollback). A later BEGIN IMMEDIATE of the same call (obj.begin answers
+// 0) nests its own transactionSync inside.
 const walMode = false
+
+// soleWriter: data_version never changes (the engine is the storage's
+// only writer, see above), so the store reads no data version and opens
+// no read snapshot (a plain BEGIN is a no-op here anyway): each of those
+// statements still costs a trip through database/sql.
+const soleWriter = true
 
 // DriverName names the SQLite under the engine, for benchmarks and
 // diagnostics.
@@ -49,6 +68,10 @@ type host struct {
 	obj  js.Value
 	exec js.Value
 	tx   js.Value
+	// callBegin and callEnd: the host's call transaction (obj.begin and
+	// obj.end; undefined when the host has none).
+	callBegin js.Value
+	callEnd   js.Value
 	// body is the callback run inside the host's transaction (one per
 	// host, not one per transaction: each js.FuncOf and each JavaScript
 	// value Go holds costs an allocation and a finalizer).
@@ -81,7 +104,10 @@ type hostQuery struct {
 }
 
 type hostTx struct {
-	owner   *hostConn
+	owner *hostConn
+	// call: this is the host's call transaction (see the top of the
+	// file), taken over by owner; the channels are unused.
+	call    bool
 	entered chan struct{}
 	end     chan bool  // true: commit, false: roll back
 	done    chan error // transactionSync has returned
@@ -96,6 +122,7 @@ var hosts sync.Map // name -> *host
 //	obj.args: Uint8Array, obj.grow(n: number): Uint8Array
 //	obj.out: Uint8Array, obj.shrink(): void
 //	obj.tx(body: () => boolean): null | string
+//	obj.begin(): number, obj.end(commit: boolean): number   (optional)
 //
 // prepare numbers a statement's text so that exec takes the number (a
 // string crossing into JavaScript is decoded each time); exec runs one
@@ -105,10 +132,17 @@ var hosts sync.Map // name -> *host
 // answers an error message; grow replaces obj.args by a larger buffer,
 // shrink replaces a large obj.out by a small one. tx runs body inside the
 // host's transaction, rolls back if body answers false, and answers an
-// error message or null.
+// error message or null. begin and end, when present, hand over the
+// transaction the host runs the current engine call in (see the top of
+// the file): begin answers 1 (taken), 0 (none: use tx) or -1 (the call
+// was rolled back: refuse); end answers 0, or -1 if that transaction was
+// not open.
 func AttachHost(path string, obj js.Value) {
 	h := &host{name: memoryName(path), obj: obj, exec: obj.Get("exec"), tx: obj.Get("tx"), ids: map[string]hostQuery{},
 		txs: make(chan *hostTx), quit: make(chan struct{})}
+	if b, e := obj.Get("begin"), obj.Get("end"); b.Type() == js.TypeFunction && e.Type() == js.TypeFunction {
+		h.callBegin, h.callEnd = b, e
+	}
 	h.body = js.FuncOf(func(js.Value, []js.Value) any {
 		h.mu.Lock()
 		t := h.pending
@@ -285,9 +319,21 @@ func (c *hostConn) QueryContext(_ context.Context, query string, args []driver.N
 	return r, nil
 }
 
+// CheckNamedValue takes the argument types encodeArgs binds as they are,
+// ints included (the store passes many: sizes, nanoseconds), so that
+// database/sql skips its reflection-based conversion of each argument.
+func (c *hostConn) CheckNamedValue(nv *driver.NamedValue) error {
+	switch nv.Value.(type) {
+	case nil, int64, int, bool, float64, string, []byte:
+		return nil
+	}
+	return driver.ErrSkip
+}
+
 var (
-	_ driver.ExecerContext  = (*hostConn)(nil)
-	_ driver.QueryerContext = (*hostConn)(nil)
+	_ driver.ExecerContext     = (*hostConn)(nil)
+	_ driver.QueryerContext    = (*hostConn)(nil)
+	_ driver.NamedValueChecker = (*hostConn)(nil)
 )
 
 // skipped are the store's per-connection settings for files, which the
@@ -459,6 +505,17 @@ func (c *hostConn) begin() error {
 		h.mu.Unlock()
 		return errors.New("cannot start a transaction within a transaction")
 	}
+	if h.callBegin.Type() == js.TypeFunction {
+		switch h.callBegin.Invoke().Int() {
+		case 1:
+			h.write = &hostTx{owner: c, call: true}
+			h.mu.Unlock()
+			return nil
+		case -1:
+			h.mu.Unlock()
+			return errCallRolledBack
+		}
+	}
 	t := &hostTx{owner: c, entered: make(chan struct{}), end: make(chan bool, 1), done: make(chan error, 1)}
 	h.write = t
 	h.pending = t
@@ -497,6 +554,12 @@ func (c *hostConn) end(commit bool) error {
 	}
 	h.write = nil
 	h.mu.Unlock()
+	if t.call {
+		if h.callEnd.Invoke(commit).Int() != 0 && commit {
+			return errCallRolledBack
+		}
+		return nil
+	}
 	t.end <- commit
 	err := <-t.done
 	if !commit {
@@ -504,6 +567,10 @@ func (c *hostConn) end(commit bool) error {
 	}
 	return err
 }
+
+// errCallRolledBack: the host's call transaction was rolled back; the
+// host runs the call again (see the top of the file).
+var errCallRolledBack = errors.New("store: this call's transaction was rolled back; the host runs it again")
 
 // run runs one statement on the host and reads all its rows.
 func (h *host) run(query string, args []driver.Value) (*hostRows, error) {
@@ -659,6 +726,8 @@ func encodeArgs(b []byte, args []driver.Value) ([]byte, error) {
 			b = append(b, tagNull)
 		case int64:
 			b = binary.LittleEndian.AppendUint64(append(b, tagInt), uint64(v))
+		case int:
+			b = binary.LittleEndian.AppendUint64(append(b, tagInt), uint64(int64(v)))
 		case bool:
 			n := uint64(0)
 			if v {

@@ -25,6 +25,10 @@ import (
 // WAL, no background checkpoints either.
 const walMode = false
 
+// soleWriter: false, as memdb's database is shared by every connection
+// of the program (two agents in one page may open the same name).
+const soleWriter = false
+
 // memoryName is memdb's name of the database called path. A "file:/NAME"
 // URI opens memdb's database NAME, shared by every connection of the
 // program (memdb.Create and Delete take NAME).

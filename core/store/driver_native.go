@@ -19,6 +19,9 @@ import (
 // parallel with the writer, other processes on the same file).
 const walMode = true
 
+// soleWriter: false, other connections and processes may commit.
+const soleWriter = false
+
 // dataSource resolves path to the absolute path of the database file and
 // the driver's name for it, creating the directory for a writable open.
 func dataSource(path string, opts Options) (abs, dsn string, err error) {

@@ -475,7 +475,7 @@ func (db *DB) Do(ctx context.Context, fn func(c *Conn) error) error {
 		// current (nobody else can commit) and shows its own changes.
 		return fn(&Conn{c: db.primary, ctx: context.WithoutCancel(ctx), caller: ctx, dv: db.group.dv, lost: db.group.lost})
 	}
-	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), caller: ctx, lazy: true, lost: db.group.lost}
+	c := &Conn{c: db.primary, ctx: context.WithoutCancel(ctx), caller: ctx, lazy: !soleWriter, lost: db.group.lost}
 	if err := db.readDataVersion(c); err != nil {
 		return err
 	}
@@ -630,6 +630,10 @@ func (db *DB) rollback(c *Conn) {
 }
 
 func (db *DB) readDataVersion(c *Conn) error {
+	if soleWriter {
+		c.dv = 1 // constant: see soleWriter
+		return nil
+	}
 	if err := c.c.QueryRowContext(c.ctx, "PRAGMA data_version").Scan(&c.dv); err != nil {
 		return classify(err)
 	}

@@ -83,9 +83,21 @@ func (f *FS) writeChunks(c *store.Conn, ino, off int64, data []byte, replace boo
 }
 
 // replaceData makes data the whole content of ino.
-func (f *FS) replaceData(c *store.Conn, ino, oldSize int64, data []byte, now time.Time) error {
+func (f *FS) replaceData(c *store.Conn, ino int64, st Stat, data []byte, now time.Time) (err error) {
+	oldSize := st.Size
 	f.dirty()
 	delete(f.inodes, ino)
+	defer func() {
+		// On success the cache learns the new size and times without
+		// reading them back (as pwrite): the next read of the file needs
+		// no stat query. A failed transaction drops the caches (write).
+		if err == nil {
+			st.Size = int64(len(data))
+			t := time.Unix(now.Unix(), int64(now.Nanosecond())) // as read back
+			st.Mtime, st.Ctime = t, t
+			f.inodes[ino] = st
+		}
+	}()
 	if err := f.ovTruncated(c, ino, 0); err != nil {
 		return err
 	}
@@ -101,7 +113,7 @@ func (f *FS) replaceData(c *store.Conn, ino, oldSize int64, data []byte, now tim
 	if err := f.insertChunks(c, ino, 0, data); err != nil {
 		return err
 	}
-	_, err := c.Exec("UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+	_, err = c.Exec("UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?",
 		int64(len(data)), now.Unix(), now.Nanosecond(), now.Unix(), now.Nanosecond(), ino)
 	return err
 }

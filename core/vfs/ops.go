@@ -212,7 +212,7 @@ func (f *FS) writeFile(c *store.Conn, path string, data []byte, opts WriteOption
 		if opts.Append {
 			return f.pwrite(c, l.ino, l.st.Size, data, now)
 		}
-		return f.replaceData(c, l.ino, l.st.Size, data, now)
+		return f.replaceData(c, l.ino, l.st, data, now)
 	}()
 	return ino, err
 }

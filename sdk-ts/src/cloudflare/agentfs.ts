@@ -123,8 +123,12 @@ export class AgentFS {
     const name = `/do/${++agents}`;
     const engine = loadWorkersEngine(options.wasm);
     const ready = engine.then((e) => {
-      e.attach(name, sqlHost(storage));
-      return StdioTransport.start({ addon: e, open: { path: name, chunkSize: BigInt(options.chunkSize ?? 0) } }).catch((err) => {
+      const host = sqlHost(storage);
+      e.attach(name, host);
+      // Calls that may write run inside the host's call transaction
+      // (SqlHost.inCall); reads need none.
+      const addon: WorkersEngine = { ...e, call: (h, m, p) => (mayWrite(m) ? host.inCall(() => e.call(h, m, p)) : e.call(h, m, p)) };
+      return StdioTransport.start({ addon, open: { path: name, chunkSize: BigInt(options.chunkSize ?? 0) } }).catch((err) => {
         e.detach(name);
         throw err;
       });
@@ -173,6 +177,22 @@ export class AgentFS {
   readonly exists: Filesystem["exists"] = (path) => this.fs.exists(path);
   readonly statfs: Filesystem["statfs"] = () => this.fs.statfs();
   readonly open: Filesystem["open"] = (...a) => this.fs.open(...a);
+}
+
+// Methods that only read (by name: ReadFile, Stat, Readdir, KvService/Get, ...).
+const READS = /^(Read|Pread|Stat|Lstat|Fstat|Readdir|Readlink|Access|Exists|Statfs|Get|List|Info)/;
+const mayWriteOf = new WeakMap<Uint8Array, boolean>();
+const methodName = new TextDecoder();
+
+/** Whether the call of method (the procedure's bytes, one array per procedure) may write. */
+function mayWrite(method: Uint8Array): boolean {
+  let w = mayWriteOf.get(method);
+  if (w === undefined) {
+    const name = methodName.decode(method);
+    w = !READS.test(name.slice(name.lastIndexOf("/") + 1));
+    mayWriteOf.set(method, w);
+  }
+  return w;
 }
 
 /** The chunk size of the database in storage, or of the one create() will make. */

@@ -50,9 +50,35 @@ export interface SqlHost {
   readonly out: Uint8Array;
   shrink(): void;
   tx(body: () => boolean): string | null;
+  /**
+   * The call transaction (see inCall): begin answers 1 when the engine
+   * takes it over, 0 when there is none to take (the engine uses tx), -1
+   * when the call was rolled back (the engine refuses); end(commit)
+   * answers 0, or -1 when it was not open.
+   */
+  begin(): number;
+  end(commit: boolean): number;
+  /**
+   * inCall runs one engine call inside one transaction, which the call's
+   * first write transaction takes over instead of opening its own (a
+   * transactionSync whose callback calls back into Go: the costliest part
+   * of a small write). If that write rolls back, the storage cannot undo
+   * it at once: every later statement of the call is refused, and the
+   * whole call is rolled back when it returns. If the call met no refusal
+   * (it returned after the failed write, as calls do), its answer stands:
+   * the storage ends as a rollback at once would have left it. Otherwise
+   * the call runs again on its own, with transactions of its own.
+   */
+  inCall<T>(fn: () => T): T;
 }
 
 const ROLLBACK = Symbol("rollback");
+const NONE = 0;
+const FREE = 1;
+const OPEN = 2;
+const USED = 3;
+const ABORTED = 4;
+const ABORTED_MESSAGE = "this call's transaction was rolled back (it runs again)";
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder();
 const SMALL = 4096;
@@ -62,11 +88,21 @@ export function sqlHost(storage: CloudflareStorage): SqlHost {
   const queries: string[] = [];
   let args = new Uint8Array(SMALL);
   const w = new Writer();
+  // The call transaction: NONE outside inCall; FREE until the engine takes
+  // it over, then OPEN until its COMMIT, then USED; ABORTED after its
+  // ROLLBACK (every statement refused until the call is run again).
+  let call = NONE;
+  // refused: a statement or transaction was refused since the ROLLBACK.
+  let refused = false;
   return {
     prepare(query) {
       return queries.push(query) - 1;
     },
     exec(query, a) {
+      if (call === ABORTED) {
+        refused = true;
+        return ABORTED_MESSAGE;
+      }
       try {
         const q = typeof query === "number" ? queries[query] : query;
         const b = typeof a === "number" ? args.subarray(0, a) : a;
@@ -91,6 +127,44 @@ export function sqlHost(storage: CloudflareStorage): SqlHost {
     },
     shrink() {
       w.reset();
+    },
+    begin() {
+      if (call === ABORTED) {
+        refused = true;
+        return -1;
+      }
+      if (call !== FREE) return 0;
+      call = OPEN;
+      return 1;
+    },
+    end(commit) {
+      if (call !== OPEN) return -1;
+      call = commit ? USED : ABORTED;
+      return 0;
+    },
+    inCall(fn) {
+      // Nested (a call made while one runs): inside the running one.
+      if (call !== NONE) return fn();
+      let r: ReturnType<typeof fn> | undefined;
+      let again = false;
+      try {
+        storage.transactionSync(() => {
+          call = FREE;
+          refused = false;
+          r = fn();
+          // A write transaction still open when the call returns could not
+          // commit as a whole: undo the call and run it again.
+          if (call === ABORTED || call === OPEN) {
+            again = call === OPEN || refused;
+            throw ROLLBACK;
+          }
+        });
+      } catch (e) {
+        if (e !== ROLLBACK) throw e;
+      } finally {
+        call = NONE;
+      }
+      return again ? fn() : (r as ReturnType<typeof fn>);
     },
     tx(body) {
       try {

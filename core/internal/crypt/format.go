@@ -111,16 +111,9 @@ func WALFrameHeader(n int, off int64, ps int) bool {
 	return n == frameHeader && off >= walHeader && ps != 0 && (off-walHeader)%int64(frameHeader+ps) == 0
 }
 
-// WALPageAlone reports whether a read of n bytes at off from a log of
-// ps-byte pages is one frame's page without its header (as SQLite's
-// readers and checkpoints read a page).
-func WALPageAlone(n int, off int64, ps int) bool {
-	return ps != 0 && n == ps && off >= walHeader+frameHeader && (off-walHeader)%int64(frameHeader+ps) == frameHeader
-}
-
-// StoredPage1 reports whether page, as stored, is page 1 (the only one
+// storedPage1 reports whether page, as stored, is page 1 (the only one
 // whose stored form depends on where it is: see ReadWAL).
-func (k *Codec) StoredPage1(page []byte) bool {
+func (k *Codec) storedPage1(page []byte) bool {
 	return len(page) >= tursoHeader && string(page[:tursoHeader]) == string(k.hdr[:])
 }
 
@@ -166,7 +159,7 @@ func (k *Codec) ReadWAL(p []byte, off int64, ps int) error {
 		// with the codec's clear header as stored (ciphertext of another
 		// page does with probability 2^-128): no header to read, no
 		// trial decryption.
-		if k.StoredPage1(page) {
+		if k.storedPage1(page) {
 			return k.decrypt(page, 1)
 		}
 		return k.decrypt(page, 2)

@@ -186,7 +186,11 @@ func (k *Codec) WriteWAL(out, p []byte, off int64, ps int, pgnoAt func(hdr int64
 			}
 		}
 		if !any {
-			copy(out, p)
+			// Frame headers go out as they are; a page alone (SQLite
+			// writes a frame as its header, then its page) is all sealed.
+			if len(p) != ps {
+				copy(out, p)
+			}
 			any = true
 		}
 		return k.encrypt(out[at:at+ps], p[at:at+ps], pgno)

@@ -117,6 +117,15 @@ func (k *Codec) storedPage1(page []byte) bool {
 	return len(page) >= tursoHeader && string(page[:tursoHeader]) == string(k.hdr[:])
 }
 
+// DecryptWALPage is DecryptPage of a page read from a log without its
+// frame header, so without its number: see ReadWAL.
+func (k *Codec) DecryptWALPage(dst, src []byte) error {
+	if k.storedPage1(src) {
+		return k.DecryptPage(dst, src, 1)
+	}
+	return k.DecryptPage(dst, src, 2)
+}
+
 // walFrames calls fn for each whole page inside p, read from or written
 // to a log of ps-byte pages at off: its offset in p, the offset of its
 // frame header in the file, and its page number if that header is in p

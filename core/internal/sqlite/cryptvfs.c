@@ -12,12 +12,17 @@
 //   - a checkpoint copies pages from the log into the database file as
 //     they are stored, without opening and sealing them (see cfile.pass);
 //   - pages of the database file are opened straight from the root VFS's
-//     memory mapping of it (its xFetch), not read with a pread(2) each
-//     first: the system call and its copy cost about as much as the
-//     decryption itself (see cFetch).
+//     memory mapping of it (its xFetch), and pages of the log from this
+//     VFS's own mapping of it, not read with a pread(2) each first: the
+//     system call and its copy cost about as much as the decryption
+//     itself (see cFetch, walMap).
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cryptvfs.h"
 #include "_cgo_export.h"
@@ -82,6 +87,14 @@ struct cfile {
 	// its size when it was last mapped (see cFetch).
 	int fetch;
 	sqlite3_int64 mapped;
+	// The log mapped for reading (see walMap): its name, a descriptor of
+	// this VFS's own (-1 until opened, -2 when mapping failed), the
+	// mapping and its length, and the file's size when last looked at.
+	const char *name;
+	int wfd;
+	unsigned char *wmap;
+	size_t wlen;
+	sqlite3_int64 wsize;
 };
 
 #define ROUND8(n) (((n) + 7) & ~7)
@@ -96,6 +109,11 @@ static int cClose(sqlite3_file *f) {
 	free(c->buf);
 	c->buf = 0;
 	c->pass = 0;
+	if (c->wmap) munmap(c->wmap, c->wlen);
+	c->wmap = 0;
+	c->wlen = 0;
+	if (c->wfd >= 0) close(c->wfd);
+	c->wfd = -1;
 	return rc;
 }
 
@@ -172,21 +190,97 @@ static int walPage(cfile *c, int n, sqlite3_int64 off) {
 	return ps != 0 && n == ps && off >= 32 + 24 && (off - 32) % (24 + ps) == 24;
 }
 
+// walMap answers the n bytes at off of the log from this VFS's mapping
+// of it, or NULL (the caller reads them). The log has no POSIX locks (a
+// WAL's are on the -shm file), so a descriptor of this VFS's own, opened
+// read only, is safe to open and close beside SQLite's. SQLite reads only
+// frames that are in the file: those of its snapshot, or its own just
+// written; the log is cut short (a TRUNCATE checkpoint, a restart past
+// journal_size_limit) only once no reader uses the frames cut, and frames
+// written after that are in the file again. So the mapping, made at the
+// file's size when a read went past it, is read only where the file is.
+static const unsigned char *walMap(cfile *c, sqlite3_int64 off, int n) {
+	if (c->wfd == -2 || !c->name || off + n > MAP_LIMIT) return 0;
+	if (off + n <= c->wsize && off + n <= (sqlite3_int64)c->wlen) return c->wmap + off;
+	if (c->wfd == -1) {
+		c->wfd = open(c->name, O_RDONLY | O_CLOEXEC);
+		if (c->wfd < 0) {
+			c->wfd = -2;
+			return 0;
+		}
+	}
+	struct stat st;
+	if (fstat(c->wfd, &st) != 0) return 0;
+	c->wsize = st.st_size;
+	if (off + n > c->wsize) return 0;
+	if (off + n > (sqlite3_int64)c->wlen) {
+		if (c->wmap) munmap(c->wmap, c->wlen);
+		c->wmap = 0;
+		c->wlen = 0;
+		size_t len = (size_t)(c->wsize < MAP_LIMIT ? c->wsize : MAP_LIMIT);
+		void *m = mmap(0, len, PROT_READ, MAP_SHARED, c->wfd, 0);
+		if (m == MAP_FAILED) {
+			close(c->wfd);
+			c->wfd = -2;
+			return 0;
+		}
+		c->wmap = m;
+		c->wlen = len;
+	}
+	return c->wmap + off;
+}
+
+// readWALMapped reads the n bytes at off of the log from its mapping into
+// p, opened: one frame's page alone (its number unknown: only page 1's
+// stored form differs), or one whole frame (header and page). It answers
+// -1 when they are not mapped (the caller reads them), else SQLITE_OK: a
+// frame that does not decrypt reads as zeros, the end of the log, as in
+// crypt.ReadWAL. During a checkpoint's copy a page is handed over as
+// stored (see cfile).
+static int readWALMapped(cfile *c, void *p, int n, sqlite3_int64 off) {
+	sqlite3_int64 ps = c->st.size;
+	if (ps == 0) return -1;
+	if (walPage(c, n, off)) {
+		const unsigned char *m = walMap(c, off, n);
+		if (!m) return -1;
+		if (c->db && c->db->copying) {
+			memcpy(p, m, n);
+			c->db->pass = p;
+			c->db->passN = n;
+			return SQLITE_OK;
+		}
+		if (agentfsCryptOpenPage(c->codec, p, (void *)m, n, 0) != SQLITE_OK) memset(p, 0, n);
+		return SQLITE_OK;
+	}
+	if (n == 24 + ps && off >= 32 && (off - 32) % (24 + ps) == 0) {
+		const unsigned char *m = walMap(c, off, n);
+		if (!m) return -1;
+		memcpy(p, m, 24);
+		sqlite3_int64 pgno = (sqlite3_int64)m[0] << 24 | m[1] << 16 | m[2] << 8 | m[3];
+		if (pgno == 0 || agentfsCryptOpenPage(c->codec, (char *)p + 24, (void *)(m + 24), (int)ps, pgno) != SQLITE_OK) {
+			memset(p, 0, n);
+		}
+		return SQLITE_OK;
+	}
+	return -1;
+}
+
 static int cRead(sqlite3_file *f, void *p, int n, sqlite3_int64 off) {
 	cfile *c = (cfile *)f;
 	if (c->kind == AGENTFS_DB) {
 		int rc = readMapped(c, p, n, off);
 		if (rc >= 0) return rc;
+	} else if (c->kind == AGENTFS_WAL) {
+		if (c->db) c->db->pass = 0;
+		int rc = readWALMapped(c, p, n, off);
+		if (rc >= 0) return rc;
 	}
 	int rc = c->real->pMethods->xRead(c->real, p, n, off);
 	if (c->kind == 0 || (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ)) return rc;
-	if (c->kind == AGENTFS_WAL && c->db && c->db->copying) {
-		c->db->pass = 0;
-		if (rc == SQLITE_OK && walPage(c, n, off)) {
-			c->db->pass = p; // as stored: see cfile
-			c->db->passN = n;
-			return rc;
-		}
+	if (c->kind == AGENTFS_WAL && c->db && c->db->copying && rc == SQLITE_OK && walPage(c, n, off)) {
+		c->db->pass = p; // as stored: see cfile
+		c->db->passN = n;
+		return rc;
 	}
 	return agentfsCryptRead(c->codec, c->kind, &c->st, (uintptr_t)c->real, p, n, off, rc);
 }
@@ -274,6 +368,7 @@ static int cOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 	c->real = (sqlite3_file *)((char *)f + ROUND8(sizeof(cfile)));
 	c->real->pMethods = 0;
 	c->codec = v->codec;
+	c->wfd = -1;
 	if (flags & SQLITE_OPEN_MAIN_DB) {
 		c->kind = AGENTFS_DB;
 	} else if (flags & SQLITE_OPEN_WAL) {
@@ -294,6 +389,7 @@ static int cOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 		c->fetch = m->xFileControl(c->real, SQLITE_FCNTL_MMAP_SIZE, &limit) == SQLITE_OK;
 	}
 	if (c->kind == AGENTFS_WAL && name) {
+		c->name = name; // SQLite keeps it until xClose
 		// The database file this log belongs to, when it is one of ours
 		// (of this VFS: the same codec).
 		cfile *db = (cfile *)sqlite3_database_file_object(name);

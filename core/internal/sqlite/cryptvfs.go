@@ -134,14 +134,21 @@ func agentfsCryptRead(codec C.uintptr_t, kind C.int, cst *C.agentfs_state, file 
 	return rc
 }
 
-// agentfsCryptOpenPage opens page pgno of n bytes of a database file,
-// stored at src (the root VFS's mapping of the file: read only), into
-// dst: it answers SQLITE_OK or SQLITE_IOERR_READ.
+// agentfsCryptOpenPage opens page pgno of n bytes (0: a page of a log
+// read without its frame header), stored at src (a mapping of the file:
+// read only), into dst: it answers SQLITE_OK or SQLITE_IOERR_READ.
 //
 //export agentfsCryptOpenPage
 func agentfsCryptOpenPage(codec C.uintptr_t, dst, src unsafe.Pointer, n C.int, pgno C.sqlite3_int64) C.int {
 	k := cgo.Handle(codec).Value().(*crypt.Codec)
-	if k.DecryptPage(unsafe.Slice((*byte)(dst), int(n)), unsafe.Slice((*byte)(src), int(n)), int64(pgno)) != nil {
+	d, s := unsafe.Slice((*byte)(dst), int(n)), unsafe.Slice((*byte)(src), int(n))
+	var err error
+	if pgno <= 0 {
+		err = k.DecryptWALPage(d, s)
+	} else {
+		err = k.DecryptPage(d, s, int64(pgno))
+	}
+	if err != nil {
 		return sqliteIOErrRead
 	}
 	return sqliteOK

@@ -346,3 +346,109 @@ func TestCryptVFS_ReadsGrownFileMapped(t *testing.T) {
 		t.Fatalf("the database file is mapped %d bytes of %d", largest, st.Size())
 	}
 }
+
+// mappedBytes is the length of the largest mapping of path in this
+// process (Linux: /proc/self/maps); the test skips where there is none.
+func mappedBytes(t *testing.T, path string) int64 {
+	t.Helper()
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip("no /proc/self/maps to check the mapping:", err)
+	}
+	largest := int64(0)
+	for _, l := range strings.Split(string(maps), "\n") {
+		if !strings.HasSuffix(l, " "+path) {
+			continue
+		}
+		var lo, hi int64
+		if _, err := fmt.Sscanf(l, "%x-%x", &lo, &hi); err == nil {
+			largest = max(largest, hi-lo)
+		}
+	}
+	return largest
+}
+
+// Pages of the log are opened from this VFS's mapping of it: a reader's
+// pages, and the whole frames SQLite reads back at the commit of a
+// transaction that rewrote a spilled page's frame (to recompute the log's
+// checksums, which must match the plain pages: a copy of the files then
+// recovers every row).
+func TestCryptVFS_LogMapped(t *testing.T) {
+	codec, err := crypt.New("aes256gcm", bytes.Repeat([]byte{9}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.db")
+	db := cryptOpen(t, path, codec)
+	mustExec(t, db, "PRAGMA journal_mode = WAL")
+	mustExec(t, db, "PRAGMA wal_autocheckpoint = 0")
+	mustExec(t, db, "PRAGMA cache_size = 2")
+	mustExec(t, db, "CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+	row := func(i, gen int) string { return strings.Repeat(fmt.Sprintf("%d.%d;", i, gen), 700) }
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if _, err := tx.Exec("INSERT INTO t VALUES (?, ?)", i, row(i, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Rows written early again: their pages were spilled to the log.
+	for i := range 20 {
+		if _, err := tx.Exec("UPDATE t SET v = ? WHERE k = ?", row(i, 1), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wal, err := os.ReadFile(path + "-wal")
+	if err != nil || len(wal) < 200*4096 {
+		t.Fatalf("log: %d bytes (%v)", len(wal), err)
+	}
+	if m := mappedBytes(t, path+"-wal"); m < int64(len(wal))/2 {
+		t.Fatalf("the log is mapped %d bytes of %d", m, len(wal))
+	}
+	check := func(db *sql.DB) {
+		t.Helper()
+		rows, err := db.Query("SELECT k, v FROM t ORDER BY k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var k int
+			var v string
+			if err := rows.Scan(&k, &v); err != nil {
+				t.Fatal(err)
+			}
+			gen := 0
+			if k < 20 {
+				gen = 1
+			}
+			if v != row(k, gen) {
+				t.Fatalf("row %d is not as written", k)
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil || n != 200 {
+			t.Fatalf("%d rows (%v), want 200", n, err)
+		}
+	}
+	check(db)
+	// A copy of the database and its log recovers every committed frame.
+	copyDir := t.TempDir()
+	for _, s := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(copyDir, "a.db"+s), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(cryptOpen(t, filepath.Join(copyDir, "a.db"), codec))
+}

@@ -43,6 +43,8 @@ sqlite3_file *sqlite3_database_file_object(const char *);
 #define SQLITE_FCNTL_MMAP_SIZE 18
 #define SQLITE_FCNTL_CKPT_DONE 37
 #define SQLITE_FCNTL_CKPT_START 39
+#define SQLITE_SHM_UNLOCK 1
+#define WAL_CKPT_LOCK 1
 
 // How much of a database file the root VFS may map (SQLite's default
 // ceiling, SQLITE_MAX_MMAP_SIZE, as the store asks of a plain database).
@@ -341,7 +343,14 @@ static int cShmMap(sqlite3_file *f, int pg, int sz, int ext, void volatile **pp)
 	return REAL(f)->pMethods->xShmMap(REAL(f), pg, sz, ext, pp);
 }
 static int cShmLock(sqlite3_file *f, int off, int n, int flags) {
-	return REAL(f)->pMethods->xShmLock(REAL(f), off, n, flags);
+	cfile *c = (cfile *)f;
+	if (c->kind == AGENTFS_DB && (flags & SQLITE_SHM_UNLOCK) && off <= WAL_CKPT_LOCK && off + n > WAL_CKPT_LOCK) {
+		// A checkpoint's copy runs under the checkpoint lock: whatever
+		// happens to SQLITE_FCNTL_CKPT_DONE, none goes on past it.
+		c->copying = 0;
+		c->pass = 0;
+	}
+	return c->real->pMethods->xShmLock(c->real, off, n, flags);
 }
 static void cShmBarrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
 static int cShmUnmap(sqlite3_file *f, int del) { return REAL(f)->pMethods->xShmUnmap(REAL(f), del); }

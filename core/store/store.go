@@ -255,10 +255,12 @@ func (db *DB) pragmas() []string {
 	if db.crypt != "" {
 		// Sorts and temporary tables would spill pages in the clear.
 		p = append(p, "PRAGMA temp_store = MEMORY")
-		// An encrypted file cannot be mapped (every page is decrypted
+		// SQLite cannot map an encrypted file (every page is decrypted
 		// on its way in), so a page that misses SQLite's cache costs a
-		// pread and a decryption. An 8 MiB cache per connection instead
-		// of 2 MiB keeps an agent's working set decrypted in memory; it
+		// decryption (and with ncruces' VFS a pread first; the cgo
+		// driver's VFS decrypts from a mapping). An 8 MiB cache per
+		// connection instead of 2 MiB keeps an agent's working set
+		// decrypted in memory; it
 		// grows only as pages are read. Not more: a large sequential read
 		// fills the whole cache, and growing SQLite's memory (Go memory
 		// for ncruces' SQLite) to 32 MiB cost a 64 MiB read about 20% of

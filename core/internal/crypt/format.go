@@ -111,17 +111,19 @@ func WALFrameHeader(n int, off int64, ps int) bool {
 	return n == frameHeader && off >= walHeader && ps != 0 && (off-walHeader)%int64(frameHeader+ps) == 0
 }
 
-// WALPageAlone reports whether a read of n bytes at off from a log of
-// ps-byte pages is one frame's page without its header (as SQLite's
-// readers and checkpoints read a page).
-func WALPageAlone(n int, off int64, ps int) bool {
-	return ps != 0 && n == ps && off >= walHeader+frameHeader && (off-walHeader)%int64(frameHeader+ps) == frameHeader
+// storedPage1 reports whether page, as stored, is page 1 (the only one
+// whose stored form depends on where it is: see ReadWAL).
+func (k *Codec) storedPage1(page []byte) bool {
+	return len(page) >= tursoHeader && string(page[:tursoHeader]) == string(k.hdr[:])
 }
 
-// StoredPage1 reports whether page, as stored, is page 1 (the only one
-// whose stored form depends on where it is: see ReadWAL).
-func (k *Codec) StoredPage1(page []byte) bool {
-	return len(page) >= tursoHeader && string(page[:tursoHeader]) == string(k.hdr[:])
+// DecryptWALPage is DecryptPage of a page read from a log without its
+// frame header, so without its number: see ReadWAL.
+func (k *Codec) DecryptWALPage(dst, src []byte) error {
+	if k.storedPage1(src) {
+		return k.DecryptPage(dst, src, 1)
+	}
+	return k.DecryptPage(dst, src, 2)
 }
 
 // walFrames calls fn for each whole page inside p, read from or written
@@ -166,7 +168,7 @@ func (k *Codec) ReadWAL(p []byte, off int64, ps int) error {
 		// with the codec's clear header as stored (ciphertext of another
 		// page does with probability 2^-128): no header to read, no
 		// trial decryption.
-		if k.StoredPage1(page) {
+		if k.storedPage1(page) {
 			return k.decrypt(page, 1)
 		}
 		return k.decrypt(page, 2)
@@ -193,7 +195,11 @@ func (k *Codec) WriteWAL(out, p []byte, off int64, ps int, pgnoAt func(hdr int64
 			}
 		}
 		if !any {
-			copy(out, p)
+			// Frame headers go out as they are; a page alone (SQLite
+			// writes a frame as its header, then its page) is all sealed.
+			if len(p) != ps {
+				copy(out, p)
+			}
 			any = true
 		}
 		return k.encrypt(out[at:at+ps], p[at:at+ps], pgno)

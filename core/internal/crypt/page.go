@@ -81,24 +81,40 @@ func (k *Codec) encrypt(out, page []byte, pgno int64) error {
 var errAuth = errors.New("crypt: page does not decrypt with this key")
 
 // decrypt turns the stored page pgno (in place) into the plain page.
-func (k *Codec) decrypt(page []byte, pgno int64) error {
-	ps, meta, ns := len(page), k.c.Meta(), k.c.nonce
+func (k *Codec) decrypt(page []byte, pgno int64) error { return k.open(page, page, pgno) }
+
+// DecryptPage writes the plain page pgno of the stored page src into dst
+// (of the same length, and either src itself or not overlapping it). It
+// never writes to src, which may be read-only memory (the cgo VFS opens
+// pages straight from a memory mapping of the database file).
+func (k *Codec) DecryptPage(dst, src []byte, pgno int64) error {
+	if len(dst) != len(src) {
+		return errors.New("crypt: page and buffer differ in length")
+	}
+	return k.open(dst, src, pgno)
+}
+
+// open writes the plain page pgno of the stored page src into dst: the
+// same slice, or one that does not overlap it.
+func (k *Codec) open(dst, src []byte, pgno int64) error {
+	ps, meta, ns := len(src), k.c.Meta(), k.c.nonce
 	if ps <= headerSize+meta {
 		return errors.New("crypt: page too small")
 	}
-	var nb [32]byte // the largest nonce; copied out as Open overwrites the page
-	nonce := nb[:copy(nb[:], page[ps-ns:])]
+	var nb [32]byte // the largest nonce; copied out as Open may overwrite src (dst)
+	nonce := nb[:copy(nb[:], src[ps-ns:])]
 	if pgno == 1 {
-		if !bytes.Equal(page[:tursoHeader], k.header()) {
+		if !bytes.Equal(src[:tursoHeader], k.header()) {
 			return errAuth
 		}
-		if _, err := k.aead.Open(page[headerSize:headerSize], nonce, page[headerSize:ps-ns], page[:headerSize]); err != nil {
+		if _, err := k.aead.Open(dst[headerSize:headerSize], nonce, src[headerSize:ps-ns], src[:headerSize]); err != nil {
 			return errAuth
 		}
-		copy(page, sqliteMagic)
-	} else if _, err := k.aead.Open(page[:0], nonce, page[:ps-ns], nil); err != nil {
+		copy(dst[tursoHeader:headerSize], src[tursoHeader:headerSize])
+		copy(dst, sqliteMagic)
+	} else if _, err := k.aead.Open(dst[:0], nonce, src[:ps-ns], nil); err != nil {
 		return errAuth
 	}
-	clear(page[ps-meta:])
+	clear(dst[ps-meta:])
 	return nil
 }

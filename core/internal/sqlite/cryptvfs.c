@@ -6,9 +6,23 @@
 // Turso's page format as ncruces' Go VFS uses. One call into Go per read
 // or write (a page, or a whole frame), never per byte range: a cgo
 // callback costs about as much as a small memcpy of a page.
+//
+// Two things keep an encrypted database close to a plain one's speed
+// (bench/crypt.sh, issue 14):
+//   - a checkpoint copies pages from the log into the database file as
+//     they are stored, without opening and sealing them (see cfile.pass);
+//   - pages of the database file are opened straight from the root VFS's
+//     memory mapping of it (its xFetch), and pages of the log from this
+//     VFS's own mapping of it, not read with a pread(2) each first: the
+//     system call and its copy cost about as much as the decryption
+//     itself (see cFetch, walMap).
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cryptvfs.h"
 #include "_cgo_export.h"
@@ -25,11 +39,16 @@ sqlite3_file *sqlite3_database_file_object(const char *);
 #define SQLITE_OPEN_MAIN_JOURNAL 0x00000800
 #define SQLITE_OPEN_WAL 0x00080000
 #define SQLITE_OPEN_MEMORY 0x00000080
+#define SQLITE_IOERR_READ (10 | (1 << 8))
 #define SQLITE_FCNTL_MMAP_SIZE 18
+#define SQLITE_FCNTL_CKPT_DONE 37
+#define SQLITE_FCNTL_CKPT_START 39
 #define SQLITE_SHM_UNLOCK 1
-#define SQLITE_SHM_LOCK 2
-#define SQLITE_SHM_EXCLUSIVE 8
 #define WAL_CKPT_LOCK 1
+
+// How much of a database file the root VFS may map (SQLite's default
+// ceiling, SQLITE_MAX_MMAP_SIZE, as the store asks of a plain database).
+#define MAP_LIMIT 0x7fff0000LL
 
 // The device characteristics passed on: none that lets SQLite bypass
 // xWrite's whole pages (atomic and batch-atomic writes).
@@ -48,22 +67,36 @@ struct cfile {
 	uintptr_t codec;
 	int kind;
 	agentfs_state st;
-	unsigned char *buf; // the encrypted copy of a write
+	unsigned char *buf; // the encrypted copy of a write; a page opened for a part of it
 	int cap;
-	// A checkpoint copies pages from the log into the database file: it
-	// reads a frame's page (opened on its way in) and writes it at once.
-	// The page is sealed in the log as it would be in the file (Turso's
-	// format binds no page number but page 1's), so the database file's
-	// write can take the stored bytes instead of sealing the page again:
-	// one AEAD pass per page less. The log's file keeps the database's
-	// (db); the database's keeps, while its connection holds the
-	// checkpoint lock (ckpt), the last page read from the log both as
-	// stored and as opened (slot: 2*slotN bytes, slotOK when valid). A
-	// write takes the stored bytes only if it is that page byte for byte.
+	// A checkpoint copies pages from the log into the database file:
+	// between SQLITE_FCNTL_CKPT_START and SQLITE_FCNTL_CKPT_DONE on the
+	// database file (copying), SQLite's checkpoint reads each frame's page
+	// from the log into one buffer and writes that buffer to the file at
+	// once, and does nothing else with it (wal.c's walCheckpoint). A page
+	// is sealed in the log exactly as in the file (Turso's format binds no
+	// page number into a page; page 1's associated data is its own stored
+	// header, the same in both), so such a read hands SQLite the page as
+	// stored (pass, passN) and the database file's next write, when it is
+	// that buffer, stores it unchanged: a checkpoint costs no cipher work
+	// at all, as a plain database's. The log's file keeps its database's
+	// (db).
 	cfile *db;
-	int ckpt;
-	unsigned char *slot;
-	int slotN, slotCap, slotOK;
+	int copying;
+	const void *pass;
+	int passN;
+	// fetch: the root file can map the database file (xFetch), mapped:
+	// its size when it was last mapped (see cFetch).
+	int fetch;
+	sqlite3_int64 mapped;
+	// The log mapped for reading (see walMap): its name, a descriptor of
+	// this VFS's own (-1 until opened, -2 when mapping failed), the
+	// mapping and its length, and the file's size when last looked at.
+	const char *name;
+	int wfd;
+	unsigned char *wmap;
+	size_t wlen;
+	sqlite3_int64 wsize;
 };
 
 #define ROUND8(n) (((n) + 7) & ~7)
@@ -77,53 +110,192 @@ static int cClose(sqlite3_file *f) {
 	c->real->pMethods = 0;
 	free(c->buf);
 	c->buf = 0;
-	free(c->slot);
-	c->slot = 0;
-	c->slotOK = 0;
+	c->pass = 0;
+	if (c->wmap) munmap(c->wmap, c->wlen);
+	c->wmap = 0;
+	c->wlen = 0;
+	if (c->wfd >= 0) close(c->wfd);
+	c->wfd = -1;
 	return rc;
+}
+
+// isPage: a read or write of n bytes at off is one whole page (as
+// crypt.IsPage).
+static int isPage(int n, sqlite3_int64 off) {
+	return n >= 512 && n <= 65536 && (n & (n - 1)) == 0 && off % n == 0;
+}
+
+// grow makes c->buf at least n bytes.
+static int grow(cfile *c, int n) {
+	if (c->cap >= n) return SQLITE_OK;
+	unsigned char *b = realloc(c->buf, n);
+	if (!b) return SQLITE_NOMEM;
+	c->buf = b;
+	c->cap = n;
+	return SQLITE_OK;
+}
+
+// cFetch answers the root VFS's mapping of the n bytes at off of the
+// database file (to release with xUnfetch), or NULL: then the caller
+// reads them. The root VFS maps the file once, at its size then, and
+// SQLite's pager, which remaps it when it changes, only does so for a
+// VFS that offers xFetch itself (this one does not: SQLite would take
+// pages as stored). So a page past the mapping remaps the file once it
+// has grown; a page that still does not map after that (mapping refused
+// or limited) stops the mapping of this file.
+static const void *cFetch(cfile *c, sqlite3_int64 off, int n) {
+	sqlite3_file *r = c->real;
+	void *m = 0;
+	if (!c->fetch || off + n > MAP_LIMIT) return 0;
+	if (r->pMethods->xFetch(r, off, n, &m) != SQLITE_OK) return 0;
+	if (m) return m;
+	sqlite3_int64 size = 0;
+	if (r->pMethods->xFileSize(r, &size) != SQLITE_OK || off + n > size || size == c->mapped) return 0;
+	r->pMethods->xUnfetch(r, 0, 0);
+	c->mapped = size;
+	if (r->pMethods->xFetch(r, off, n, &m) != SQLITE_OK) return 0;
+	// The root VFS may keep the last bytes of a file unmapped (SQLite
+	// 3.46 keeps 256); anything before them must map.
+	if (!m && off + n + 65536 <= size) c->fetch = 0;
+	return m;
+}
+
+// readMapped opens the n bytes at off of the database file from its
+// mapping into p: a whole page, or part of a page of ps bytes (SQLite
+// 3.45's direct reads of overflow pages). It answers -1 when the bytes
+// are not mapped (the caller reads them), else SQLite's result.
+static int readMapped(cfile *c, void *p, int n, sqlite3_int64 off) {
+	if (isPage(n, off)) {
+		const void *m = cFetch(c, off, n);
+		if (!m) return -1;
+		int rc = agentfsCryptOpenPage(c->codec, p, (void *)m, n, off / n + 1);
+		c->real->pMethods->xUnfetch(c->real, off, (void *)m);
+		if (rc == SQLITE_OK) c->st.size = n;
+		return rc;
+	}
+	int ps = (int)c->st.size;
+	if (ps == 0 || off < 100) return -1; // the header: read in the clear
+	sqlite3_int64 start = off / ps * ps;
+	if (off + n > start + ps || grow(c, ps) != SQLITE_OK) return -1;
+	const void *m = cFetch(c, start, ps);
+	if (!m) return -1;
+	int rc = agentfsCryptOpenPage(c->codec, c->buf, (void *)m, ps, start / ps + 1);
+	c->real->pMethods->xUnfetch(c->real, start, (void *)m);
+	if (rc == SQLITE_OK) memcpy(p, c->buf + (off - start), n);
+	return rc;
+}
+
+// walPage: a read of n bytes at off from a log of c->st.size-byte pages
+// is one frame's page without its header (SQLite reads a page so).
+static int walPage(cfile *c, int n, sqlite3_int64 off) {
+	sqlite3_int64 ps = c->st.size;
+	return ps != 0 && n == ps && off >= 32 + 24 && (off - 32) % (24 + ps) == 24;
+}
+
+// walMap answers the n bytes at off of the log from this VFS's mapping
+// of it, or NULL (the caller reads them). The log has no POSIX locks (a
+// WAL's are on the -shm file), so a descriptor of this VFS's own, opened
+// read only, is safe to open and close beside SQLite's. SQLite reads only
+// frames that are in the file: those of its snapshot, or its own just
+// written; the log is cut short (a TRUNCATE checkpoint, a restart past
+// journal_size_limit) only once no reader uses the frames cut, and frames
+// written after that are in the file again. So the mapping, made at the
+// file's size when a read went past it, is read only where the file is.
+static const unsigned char *walMap(cfile *c, sqlite3_int64 off, int n) {
+	if (c->wfd == -2 || !c->name || off + n > MAP_LIMIT) return 0;
+	if (off + n <= c->wsize && off + n <= (sqlite3_int64)c->wlen) return c->wmap + off;
+	if (c->wfd == -1) {
+		c->wfd = open(c->name, O_RDONLY | O_CLOEXEC);
+		if (c->wfd < 0) {
+			c->wfd = -2;
+			return 0;
+		}
+	}
+	struct stat st;
+	if (fstat(c->wfd, &st) != 0) return 0;
+	c->wsize = st.st_size;
+	if (off + n > c->wsize) return 0;
+	if (off + n > (sqlite3_int64)c->wlen) {
+		if (c->wmap) munmap(c->wmap, c->wlen);
+		c->wmap = 0;
+		c->wlen = 0;
+		size_t len = (size_t)(c->wsize < MAP_LIMIT ? c->wsize : MAP_LIMIT);
+		void *m = mmap(0, len, PROT_READ, MAP_SHARED, c->wfd, 0);
+		if (m == MAP_FAILED) {
+			close(c->wfd);
+			c->wfd = -2;
+			return 0;
+		}
+		c->wmap = m;
+		c->wlen = len;
+	}
+	return c->wmap + off;
+}
+
+// readWALMapped reads the n bytes at off of the log from its mapping into
+// p, opened: one frame's page alone (its number unknown: only page 1's
+// stored form differs), or one whole frame (header and page). It answers
+// -1 when they are not mapped (the caller reads them), else SQLITE_OK: a
+// frame that does not decrypt reads as zeros, the end of the log, as in
+// crypt.ReadWAL. During a checkpoint's copy a page is handed over as
+// stored (see cfile).
+static int readWALMapped(cfile *c, void *p, int n, sqlite3_int64 off) {
+	sqlite3_int64 ps = c->st.size;
+	if (ps == 0) return -1;
+	if (walPage(c, n, off)) {
+		const unsigned char *m = walMap(c, off, n);
+		if (!m) return -1;
+		if (c->db && c->db->copying) {
+			memcpy(p, m, n);
+			c->db->pass = p;
+			c->db->passN = n;
+			return SQLITE_OK;
+		}
+		if (agentfsCryptOpenPage(c->codec, p, (void *)m, n, 0) != SQLITE_OK) memset(p, 0, n);
+		return SQLITE_OK;
+	}
+	if (n == 24 + ps && off >= 32 && (off - 32) % (24 + ps) == 0) {
+		const unsigned char *m = walMap(c, off, n);
+		if (!m) return -1;
+		memcpy(p, m, 24);
+		sqlite3_int64 pgno = (sqlite3_int64)m[0] << 24 | m[1] << 16 | m[2] << 8 | m[3];
+		if (pgno == 0 || agentfsCryptOpenPage(c->codec, (char *)p + 24, (void *)(m + 24), (int)ps, pgno) != SQLITE_OK) {
+			memset(p, 0, n);
+		}
+		return SQLITE_OK;
+	}
+	return -1;
 }
 
 static int cRead(sqlite3_file *f, void *p, int n, sqlite3_int64 off) {
 	cfile *c = (cfile *)f;
+	if (c->kind == AGENTFS_DB) {
+		int rc = readMapped(c, p, n, off);
+		if (rc >= 0) return rc;
+	} else if (c->kind == AGENTFS_WAL) {
+		if (c->db) c->db->pass = 0;
+		int rc = readWALMapped(c, p, n, off);
+		if (rc >= 0) return rc;
+	}
 	int rc = c->real->pMethods->xRead(c->real, p, n, off);
 	if (c->kind == 0 || (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ)) return rc;
-	cfile *db = c->kind == AGENTFS_WAL && rc == SQLITE_OK ? c->db : 0;
-	if (db && db->ckpt) {
-		db->slotOK = 0;
-		if (db->slotCap < n) {
-			unsigned char *b = realloc(db->slot, 2 * (size_t)n);
-			if (b) {
-				db->slot = b;
-				db->slotCap = n;
-			}
-		}
-		if (db->slotCap >= n) memcpy(db->slot + n, p, n); // as stored
+	if (c->kind == AGENTFS_WAL && c->db && c->db->copying && rc == SQLITE_OK && walPage(c, n, off)) {
+		c->db->pass = p; // as stored: see cfile
+		c->db->passN = n;
+		return rc;
 	}
-	c->st.whole = 0;
-	rc = agentfsCryptRead(c->codec, c->kind, &c->st, (uintptr_t)c->real, p, n, off, rc);
-	if (db && db->ckpt && rc == SQLITE_OK && c->st.whole && db->slotCap >= n) {
-		memcpy(db->slot, p, n); // as opened
-		db->slotN = n;
-		db->slotOK = 1;
-	}
-	return rc;
+	return agentfsCryptRead(c->codec, c->kind, &c->st, (uintptr_t)c->real, p, n, off, rc);
 }
 
 static int cWrite(sqlite3_file *f, const void *p, int n, sqlite3_int64 off) {
 	cfile *c = (cfile *)f;
 	if (c->kind == 0) return c->real->pMethods->xWrite(c->real, p, n, off);
-	if (c->kind == AGENTFS_DB && c->slotOK) {
-		c->slotOK = 0;
-		if (n == c->slotN && off != 0 && memcmp(c->slot, p, n) == 0) {
-			return c->real->pMethods->xWrite(c->real, c->slot + n, n, off);
-		}
+	if (c->kind == AGENTFS_DB && c->pass) {
+		int stored = c->pass == p && c->passN == n && isPage(n, off);
+		c->pass = 0;
+		if (stored) return c->real->pMethods->xWrite(c->real, p, n, off);
 	}
-	if (c->cap < n) {
-		unsigned char *b = realloc(c->buf, n);
-		if (!b) return SQLITE_NOMEM;
-		c->buf = b;
-		c->cap = n;
-	}
+	if (grow(c, n) != SQLITE_OK) return SQLITE_NOMEM;
 	// Go answers -1 (write p as it is), 0 (write the encrypted copy) or
 	// SQLite's error code.
 	int rc = agentfsCryptWrite(c->codec, c->kind, &c->st, (uintptr_t)c->real, (void *)p, c->buf, n, off);
@@ -147,9 +319,14 @@ static int cCheckReservedLock(sqlite3_file *f, int *r) { return REAL(f)->pMethod
 static int cFileControl(sqlite3_file *f, int op, void *arg) {
 	cfile *c = (cfile *)f;
 	if (op == SQLITE_FCNTL_MMAP_SIZE && c->kind != 0) {
-		// No memory mapping: SQLite must read pages through xRead.
+		// No memory mapping for SQLite: it must read pages through
+		// xRead (the VFS maps the database file for itself: cFetch).
 		*(sqlite3_int64 *)arg = 0;
 		return SQLITE_OK;
+	}
+	if (c->kind == AGENTFS_DB && (op == SQLITE_FCNTL_CKPT_START || op == SQLITE_FCNTL_CKPT_DONE)) {
+		c->copying = op == SQLITE_FCNTL_CKPT_START;
+		c->pass = 0;
 	}
 	return c->real->pMethods->xFileControl(c->real, op, arg);
 }
@@ -167,16 +344,13 @@ static int cShmMap(sqlite3_file *f, int pg, int sz, int ext, void volatile **pp)
 }
 static int cShmLock(sqlite3_file *f, int off, int n, int flags) {
 	cfile *c = (cfile *)f;
-	int rc = c->real->pMethods->xShmLock(c->real, off, n, flags);
-	if (c->kind == AGENTFS_DB && off <= WAL_CKPT_LOCK && off + n > WAL_CKPT_LOCK) {
-		if (flags & SQLITE_SHM_UNLOCK) {
-			c->ckpt = 0;
-			c->slotOK = 0;
-		} else if (rc == SQLITE_OK && (flags & SQLITE_SHM_LOCK) && (flags & SQLITE_SHM_EXCLUSIVE)) {
-			c->ckpt = 1;
-		}
+	if (c->kind == AGENTFS_DB && (flags & SQLITE_SHM_UNLOCK) && off <= WAL_CKPT_LOCK && off + n > WAL_CKPT_LOCK) {
+		// A checkpoint's copy runs under the checkpoint lock: whatever
+		// happens to SQLITE_FCNTL_CKPT_DONE, none goes on past it.
+		c->copying = 0;
+		c->pass = 0;
 	}
-	return rc;
+	return c->real->pMethods->xShmLock(c->real, off, n, flags);
 }
 static void cShmBarrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
 static int cShmUnmap(sqlite3_file *f, int del) { return REAL(f)->pMethods->xShmUnmap(REAL(f), del); }
@@ -203,6 +377,7 @@ static int cOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 	c->real = (sqlite3_file *)((char *)f + ROUND8(sizeof(cfile)));
 	c->real->pMethods = 0;
 	c->codec = v->codec;
+	c->wfd = -1;
 	if (flags & SQLITE_OPEN_MAIN_DB) {
 		c->kind = AGENTFS_DB;
 	} else if (flags & SQLITE_OPEN_WAL) {
@@ -216,7 +391,14 @@ static int cOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 	int rc = v->root->xOpen(v->root, name, c->real, flags, out);
 	const sqlite3_io_methods *m = c->real->pMethods;
 	f->pMethods = !m ? 0 : m->iVersion >= 2 ? &cMethods : &cMethods1;
+	if (m && c->kind == AGENTFS_DB && m->iVersion >= 3 && m->xFetch && m->xUnfetch) {
+		// The root file maps the database for cFetch (SQLite's pager
+		// never asks this VFS: its methods are version 2).
+		sqlite3_int64 limit = MAP_LIMIT;
+		c->fetch = m->xFileControl(c->real, SQLITE_FCNTL_MMAP_SIZE, &limit) == SQLITE_OK;
+	}
 	if (c->kind == AGENTFS_WAL && name) {
+		c->name = name; // SQLite keeps it until xClose
 		// The database file this log belongs to, when it is one of ours
 		// (of this VFS: the same codec).
 		cfile *db = (cfile *)sqlite3_database_file_object(name);

@@ -62,10 +62,9 @@ func RegisterCrypt(codec *crypt.Codec) (name string, unregister func(), err erro
 	}, nil
 }
 
-// fileState is agentfs_state of cryptvfs.h: per open log or journal.
+// fileState is agentfs_state of cryptvfs.h: per open file.
 type fileState struct {
 	size, lastHdr, lastPgno int64
-	whole                   int64 // set by a read of a log: see cryptvfs.c's slot
 }
 
 // readBelow reads len(p) bytes at off from the root VFS's file.
@@ -125,18 +124,34 @@ func agentfsCryptRead(codec C.uintptr_t, kind C.int, cst *C.agentfs_state, file 
 		if o == 0 && len(b) >= 32 {
 			st.size = int64(crypt.WALPageSize(b))
 		}
-		ps := st.pageSize(kind, file)
-		whole := crypt.WALPageAlone(len(b), o, ps) && !k.StoredPage1(b)
 		// A frame that does not decrypt reads as the end of the log.
-		if k.ReadWAL(b, o, ps) == nil && whole {
-			st.whole = 1
-		}
+		k.ReadWAL(b, o, st.pageSize(kind, file))
 	case C.AGENTFS_JOURNAL:
 		if rc == sqliteOK && crypt.IsJournalRecord(len(b), o, st.pageSize(kind, file)) {
 			k.ReadJournal(b)
 		}
 	}
 	return rc
+}
+
+// agentfsCryptOpenPage opens page pgno of n bytes (0: a page of a log
+// read without its frame header), stored at src (a mapping of the file:
+// read only), into dst: it answers SQLITE_OK or SQLITE_IOERR_READ.
+//
+//export agentfsCryptOpenPage
+func agentfsCryptOpenPage(codec C.uintptr_t, dst, src unsafe.Pointer, n C.int, pgno C.sqlite3_int64) C.int {
+	k := cgo.Handle(codec).Value().(*crypt.Codec)
+	d, s := unsafe.Slice((*byte)(dst), int(n)), unsafe.Slice((*byte)(src), int(n))
+	var err error
+	if pgno <= 0 {
+		err = k.DecryptWALPage(d, s)
+	} else {
+		err = k.DecryptPage(d, s, int64(pgno))
+	}
+	if err != nil {
+		return sqliteIOErrRead
+	}
+	return sqliteOK
 }
 
 // agentfsCryptWrite encrypts the n bytes at p, to be written at off,

@@ -67,10 +67,9 @@ enum { AGENTFS_DB = 1, AGENTFS_WAL = 2, AGENTFS_JOURNAL = 3 };
 
 // The state Go keeps per open file (see cryptvfs.go's fileState).
 typedef struct {
-	int64_t size;     // page size of a log or journal; 0 until known
+	int64_t size;     // page size (of a database file: of its last page read or written); 0 until known
 	int64_t lastHdr;  // offset of the frame header written last
 	int64_t lastPgno; // and the page number in it
-	int64_t whole;    // the last read of a log was one whole page, not page 1
 } agentfs_state;
 
 // Registers an encrypting VFS named name over SQLite's default VFS, whose

@@ -5,6 +5,7 @@ package sqlite_test
 import (
 	"bytes"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,8 +191,10 @@ func TestCryptVFS_WrongKey(t *testing.T) {
 	}
 }
 
-// A checkpoint writes a page into the database file as the log stores it
-// (sealed once, not opened and sealed again), and the file reads back.
+// A checkpoint writes every page, page 1 included, into the database
+// file as the log stores it (sealed once, not opened and sealed again),
+// and the file reads back, through this VFS and through ncruces' SQLite
+// with crypt's Go VFS.
 func TestCryptVFS_CheckpointKeepsSealedPages(t *testing.T) {
 	codec, err := crypt.New("aes256gcm", bytes.Repeat([]byte{3}, 32))
 	if err != nil {
@@ -226,17 +229,226 @@ func TestCryptVFS_CheckpointKeepsSealedPages(t *testing.T) {
 	if len(latest) < 10 {
 		t.Fatalf("%d pages in the log, want at least 10", len(latest))
 	}
+	if latest[1] == nil {
+		t.Fatal("page 1 is not in the log")
+	}
 	for pgno, page := range latest {
-		if pgno == 1 {
-			continue // sealed again: its header is associated data
-		}
 		if at := (pgno - 1) * ps; at+ps > len(file) || !bytes.Equal(file[at:at+ps], page) {
 			t.Fatalf("page %d in the file differs from its frame in the log", pgno)
 		}
 	}
 	db.Close()
 	var ok string
-	if err := cryptOpen(t, path, codec).QueryRow("PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
+	db = cryptOpen(t, path, codec)
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
 		t.Fatalf("integrity_check: %q (%v)", ok, err)
 	}
+	db.Close()
+	// A copy: two SQLite libraries on one file in one process would
+	// release each other's POSIX locks.
+	if file, err = os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	cp := filepath.Join(t.TempDir(), "b.db")
+	if err := os.WriteFile(cp, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	name, unregister := crypt.Register(codec)
+	defer unregister()
+	nc, err := (&sqlitedriver.SQLite{}).OpenConnector("file:" + cp + "?vfs=" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ndb := sql.OpenDB(nc)
+	defer ndb.Close()
+	var n int
+	if err := ndb.QueryRow("SELECT count(*) FROM t WHERE length(v) = 10000").Scan(&n); err != nil || n != 10 {
+		t.Fatalf("ncruces: %d rows (%v), want 10", n, err)
+	}
+}
+
+// Pages of the database file are opened from the root VFS's mapping of
+// it, which this VFS maps again when the file has grown: a connection that
+// mapped the file small reads pages another connection's checkpoint added
+// beyond it, whole and in part (direct reads of overflow pages), and its
+// mapping covers them (Linux: /proc/self/maps).
+func TestCryptVFS_ReadsGrownFileMapped(t *testing.T) {
+	codec, err := crypt.New("aegis256", bytes.Repeat([]byte{5}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "a.db")
+	db := cryptOpen(t, path, codec)
+	mustExec(t, db, "PRAGMA journal_mode = WAL")
+	mustExec(t, db, "PRAGMA wal_autocheckpoint = 0")
+	mustExec(t, db, "PRAGMA cache_size = 2")
+	mustExec(t, db, "CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+	mustExec(t, db, "INSERT INTO t VALUES (0, 'small')")
+	var busy, logged, done int
+	checkpoint := func(db *sql.DB) {
+		t.Helper()
+		if err := db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &done); err != nil || busy != 0 {
+			t.Fatalf("checkpoint: busy %d (%v)", busy, err)
+		}
+	}
+	checkpoint(db)
+	// Read from the file (the log is empty): mapped at its size now.
+	var v string
+	if err := db.QueryRow("SELECT v FROM t WHERE k = 0").Scan(&v); err != nil || v != "small" {
+		t.Fatalf("read %q (%v)", v, err)
+	}
+	// Another connection grows the file (its checkpoint maps the file
+	// it writes: it is closed before the mappings are looked at).
+	other := cryptOpen(t, path, codec)
+	row := func(i int) string { return strings.Repeat(string(rune('a'+i%26)), 9000+i) }
+	for i := 1; i <= 300; i++ {
+		mustExec(t, other, "INSERT INTO t VALUES (?, ?)", i, row(i))
+	}
+	checkpoint(other)
+	other.Close()
+	st, err := os.Stat(path)
+	if err != nil || st.Size() < 300*9000 {
+		t.Fatalf("database file: %v (%v)", st, err)
+	}
+	rows, err := db.Query("SELECT k, v FROM t WHERE k > 0 ORDER BY k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var k int
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v != row(k) {
+			t.Fatalf("row %d: %d bytes, not as written", k, len(v))
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil || n != 300 {
+		t.Fatalf("%d rows (%v), want 300", n, err)
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip("no /proc/self/maps to check the mapping:", err)
+	}
+	largest := int64(0)
+	for _, l := range strings.Split(string(maps), "\n") {
+		if !strings.HasSuffix(l, " "+path) {
+			continue
+		}
+		var lo, hi int64
+		if _, err := fmt.Sscanf(l, "%x-%x", &lo, &hi); err == nil {
+			largest = max(largest, hi-lo)
+		}
+	}
+	if largest < st.Size()-65536 {
+		t.Fatalf("the database file is mapped %d bytes of %d", largest, st.Size())
+	}
+}
+
+// mappedBytes is the length of the largest mapping of path in this
+// process (Linux: /proc/self/maps); the test skips where there is none.
+func mappedBytes(t *testing.T, path string) int64 {
+	t.Helper()
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip("no /proc/self/maps to check the mapping:", err)
+	}
+	largest := int64(0)
+	for _, l := range strings.Split(string(maps), "\n") {
+		if !strings.HasSuffix(l, " "+path) {
+			continue
+		}
+		var lo, hi int64
+		if _, err := fmt.Sscanf(l, "%x-%x", &lo, &hi); err == nil {
+			largest = max(largest, hi-lo)
+		}
+	}
+	return largest
+}
+
+// Pages of the log are opened from this VFS's mapping of it: a reader's
+// pages, and the whole frames SQLite reads back at the commit of a
+// transaction that rewrote a spilled page's frame (to recompute the log's
+// checksums, which must match the plain pages: a copy of the files then
+// recovers every row).
+func TestCryptVFS_LogMapped(t *testing.T) {
+	codec, err := crypt.New("aes256gcm", bytes.Repeat([]byte{9}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.db")
+	db := cryptOpen(t, path, codec)
+	mustExec(t, db, "PRAGMA journal_mode = WAL")
+	mustExec(t, db, "PRAGMA wal_autocheckpoint = 0")
+	mustExec(t, db, "PRAGMA cache_size = 2")
+	mustExec(t, db, "CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+	row := func(i, gen int) string { return strings.Repeat(fmt.Sprintf("%d.%d;", i, gen), 700) }
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if _, err := tx.Exec("INSERT INTO t VALUES (?, ?)", i, row(i, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Rows written early again: their pages were spilled to the log.
+	for i := range 20 {
+		if _, err := tx.Exec("UPDATE t SET v = ? WHERE k = ?", row(i, 1), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wal, err := os.ReadFile(path + "-wal")
+	if err != nil || len(wal) < 200*4096 {
+		t.Fatalf("log: %d bytes (%v)", len(wal), err)
+	}
+	if m := mappedBytes(t, path+"-wal"); m < int64(len(wal))/2 {
+		t.Fatalf("the log is mapped %d bytes of %d", m, len(wal))
+	}
+	check := func(db *sql.DB) {
+		t.Helper()
+		rows, err := db.Query("SELECT k, v FROM t ORDER BY k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var k int
+			var v string
+			if err := rows.Scan(&k, &v); err != nil {
+				t.Fatal(err)
+			}
+			gen := 0
+			if k < 20 {
+				gen = 1
+			}
+			if v != row(k, gen) {
+				t.Fatalf("row %d is not as written", k)
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil || n != 200 {
+			t.Fatalf("%d rows (%v), want 200", n, err)
+		}
+	}
+	check(db)
+	// A copy of the database and its log recovers every committed frame.
+	copyDir := t.TempDir()
+	for _, s := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(copyDir, "a.db"+s), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(cryptOpen(t, filepath.Join(copyDir, "a.db"), codec))
 }

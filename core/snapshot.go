@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentfs-go/agentfs/core/store"
@@ -28,7 +29,14 @@ var ErrSnapshotNotFound = errors.New("snapshot not found")
 // ErrSnapshotExists is returned when creating a snapshot under a used name.
 var ErrSnapshotExists = errors.New("snapshot already exists")
 
-var snapshotName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+// snapshotName is compiled at its first use, not at package init: the
+// {0,127} repetition expands into a large program (about 1700
+// allocations, over a millisecond), which every process linking core
+// (the Node addon's cold start among them) would pay without taking a
+// snapshot.
+var snapshotName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+})
 
 // ErrInvalidSnapshotName is returned for a name that cannot be a
 // snapshot's (it would not be one file name inside the snapshot
@@ -36,7 +44,7 @@ var snapshotName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 var ErrInvalidSnapshotName = errors.New("invalid snapshot name")
 
 func checkSnapshotName(name string) error {
-	if snapshotName.MatchString(name) {
+	if snapshotName().MatchString(name) {
 		return nil
 	}
 	return fmt.Errorf("%w %q: 1 to 128 letters, digits, '.', '_' and '-', starting with a letter or digit", ErrInvalidSnapshotName, name)

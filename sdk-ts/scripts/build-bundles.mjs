@@ -1,4 +1,4 @@
-// Builds the bundles besides dist/index.js: dist/browser.js, the package's
+// Builds dist/index.js (the Node entry), and beside it dist/browser.js, the package's
 // "browser" export condition (the SDK for pages and workers, one ES module
 // with no node:* import), and dist/just-bash.js (agentfs-sdk/just-bash),
 // which imports AgentFS from "agentfs-sdk" itself so that it gets the
@@ -11,6 +11,29 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const pkg = dirname(dirname(fileURLToPath(import.meta.url)));
+
+// The generated descriptors of dist/index.js are built at their first use
+// (src/lazydesc.ts): the generated files' codegenv2 import resolves to
+// src/lazydesc.ts, which wraps the real one.
+const lazyDescriptors = {
+  name: "lazy-descriptors",
+  setup(b) {
+    b.onResolve({ filter: /^@bufbuild\/protobuf\/codegenv2$/ }, (args) =>
+      args.importer.startsWith(join(pkg, "src", "gen") + "/") ? { path: join(pkg, "src", "lazydesc.ts") } : undefined,
+    );
+  },
+};
+await build({
+  absWorkingDir: pkg,
+  entryPoints: ["src/index.ts"],
+  outfile: "dist/index.js",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  plugins: [lazyDescriptors],
+  logLevel: "warning",
+});
 const browserLink = {
   name: "browser-link",
   setup(b) {

@@ -14,12 +14,25 @@ const pkg = dirname(dirname(fileURLToPath(import.meta.url)));
 
 // The generated descriptors of dist/index.js are built at their first use
 // (src/lazydesc.ts): the generated files' codegenv2 import resolves to
-// src/lazydesc.ts, which wraps the real one.
+// src/lazydesc.ts, which wraps the real one. So is protobuf-es' own
+// descriptor of descriptor.proto (src/lazyboot.ts): its module's imports
+// of boot, messageDesc and enumDesc resolve to src/lazyboot.ts, whose
+// import of codegenv2 resolves to those three files.
+const codegenv2 = join(pkg, "node_modules", "@bufbuild", "protobuf", "dist", "esm", "codegenv2");
 const lazyDescriptors = {
   name: "lazy-descriptors",
   setup(b) {
-    b.onResolve({ filter: /^@bufbuild\/protobuf\/codegenv2$/ }, (args) =>
-      args.importer.startsWith(join(pkg, "src", "gen") + "/") ? { path: join(pkg, "src", "lazydesc.ts") } : undefined,
+    b.onResolve({ filter: /^@bufbuild\/protobuf\/codegenv2$/ }, (args) => {
+      if (args.importer.startsWith(join(pkg, "src", "gen") + "/")) return { path: join(pkg, "src", "lazydesc.ts") };
+      if (args.importer === join(pkg, "src", "lazyboot.ts")) return { path: "codegenv2-parts", namespace: "lazy-descriptors" };
+      return undefined;
+    });
+    b.onLoad({ filter: /^codegenv2-parts$/, namespace: "lazy-descriptors" }, () => ({
+      contents: ["boot", "message", "enum"].map((f) => `export * from ${JSON.stringify(join(codegenv2, f + ".js"))};`).join("\n"),
+      resolveDir: codegenv2,
+    }));
+    b.onResolve({ filter: /^\.\.\/\.\.\/\.\.\/codegenv2\/(boot|message|enum)\.js$/ }, (args) =>
+      args.importer.endsWith(join("wkt", "google", "protobuf", "descriptor_pb.js")) ? { path: join(pkg, "src", "lazyboot.ts") } : undefined,
     );
   },
 };

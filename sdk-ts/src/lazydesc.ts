@@ -17,24 +17,7 @@
 // identity) sees the same values; only the stand-in has no own keys.
 
 import * as codegen from "@bufbuild/protobuf/codegenv2";
-
-function lazy<T extends object>(build: () => T): T {
-  let real: T | undefined;
-  const resolve = (): T => {
-    if (real === undefined) {
-      real = build();
-      Object.setPrototypeOf(standIn, real);
-    }
-    return real;
-  };
-  const pending = new Proxy(Object.create(null) as object, {
-    get: (_t, key, receiver) => Reflect.get(resolve(), key, receiver),
-    has: (_t, key) => key in resolve(),
-    set: (_t, key, value, receiver) => Reflect.set(resolve(), key, value, receiver),
-  });
-  const standIn = Object.create(pending) as T;
-  return standIn;
-}
+import { lazy } from "./lazy.js";
 
 export const fileDesc: typeof codegen.fileDesc = (b64, imports) => lazy(() => codegen.fileDesc(b64, imports));
 

@@ -101,7 +101,7 @@ func (cp *checkpointer) walFrames() (int64, bool) {
 // connection and starts the background checkpointer. Without it (a
 // read-only database, or the pragma refused) SQLite's own stay on.
 func (db *DB) startCheckpointer(ctx context.Context) {
-	if !walMode || db.opts.ReadOnly || db.primary == nil || db.readers == nil {
+	if !walMode || db.opts.ReadOnly || db.opts.building || db.primary == nil || db.readers == nil {
 		return
 	}
 	// The pragma answers with the value now in force.

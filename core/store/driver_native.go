@@ -103,6 +103,7 @@ func CreateFile(ctx context.Context, path string, opts Options, build func(db *D
 	}()
 	opts.ReadOnly = false
 	opts.Readers = 1
+	opts.building = true
 	db, err := Open(ctx, tmp, opts)
 	if err != nil {
 		return err
@@ -111,8 +112,14 @@ func CreateFile(ctx context.Context, path string, opts Options, build func(db *D
 		db.Close()
 		return err
 	}
-	// Close checkpoints the WAL into the file and removes it: the file
-	// alone is the database.
+	// The mode every open of the database expects, recorded in its
+	// header; Close then removes the (empty) WAL: the file alone is the
+	// database. Nothing was synced so far: one fsync makes the whole file
+	// durable before it takes its name.
+	if err := db.Raw(ctx, func(c *Conn) error { return db.ensureWAL(ctx, c.c) }); err != nil {
+		db.Close()
+		return fmt.Errorf("create %s: set WAL mode: %w", path, err)
+	}
 	if err := db.Close(); err != nil {
 		return err
 	}

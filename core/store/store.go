@@ -50,6 +50,13 @@ type Options struct {
 	// format of Turso's engine (internal/crypt); the SQLite of every
 	// connection is then ncruces' (compiled to Go) over an encrypting VFS.
 	Encryption *Encryption
+
+	// building: the file is CreateFile's temporary copy, which no other
+	// connection sees and which is fsynced once, whole, before it takes
+	// its name. It is filled with the rollback journal in memory and no
+	// syncs (neither a journal nor a WAL on disk, nor their fsyncs and
+	// the directory's), and switched to WAL mode at the end (CreateFile).
+	building bool
 }
 
 // Encryption is a cipher (Turso's names: aes128gcm, aes256gcm, aegis128l,
@@ -147,7 +154,13 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if !opts.ReadOnly && walMode {
+	if opts.building {
+		var mode string
+		if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode = MEMORY").Scan(&mode); err != nil {
+			db.Close()
+			return nil, classify(fmt.Errorf("open %s: set journal mode: %w", path, err))
+		}
+	} else if !opts.ReadOnly && walMode {
 		if err := db.ensureWAL(ctx, conn); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("open %s: set WAL mode: %w", path, err)
@@ -276,6 +289,9 @@ func (db *DB) pragmas() []string {
 	switch {
 	case db.opts.ReadOnly:
 		// Nothing is committed through a read-only connection.
+	case db.opts.building:
+		// CreateFile syncs the finished file once.
+		p = append(p, "PRAGMA synchronous = OFF")
 	case db.opts.Durability == DurabilityFull:
 		p = append(p, "PRAGMA synchronous = FULL")
 	default:

@@ -1,4 +1,4 @@
-// Builds the bundles besides dist/index.js: dist/browser.js, the package's
+// Builds dist/index.js (the Node entry), and beside it dist/browser.js, the package's
 // "browser" export condition (the SDK for pages and workers, one ES module
 // with no node:* import), and dist/just-bash.js (agentfs-sdk/just-bash),
 // which imports AgentFS from "agentfs-sdk" itself so that it gets the
@@ -11,6 +11,42 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const pkg = dirname(dirname(fileURLToPath(import.meta.url)));
+
+// The generated descriptors of dist/index.js are built at their first use
+// (src/lazydesc.ts): the generated files' codegenv2 import resolves to
+// src/lazydesc.ts, which wraps the real one. So is protobuf-es' own
+// descriptor of descriptor.proto (src/lazyboot.ts): its module's imports
+// of boot, messageDesc and enumDesc resolve to src/lazyboot.ts, whose
+// import of codegenv2 resolves to those three files.
+const codegenv2 = join(pkg, "node_modules", "@bufbuild", "protobuf", "dist", "esm", "codegenv2");
+const lazyDescriptors = {
+  name: "lazy-descriptors",
+  setup(b) {
+    b.onResolve({ filter: /^@bufbuild\/protobuf\/codegenv2$/ }, (args) => {
+      if (args.importer.startsWith(join(pkg, "src", "gen") + "/")) return { path: join(pkg, "src", "lazydesc.ts") };
+      if (args.importer === join(pkg, "src", "lazyboot.ts")) return { path: "codegenv2-parts", namespace: "lazy-descriptors" };
+      return undefined;
+    });
+    b.onLoad({ filter: /^codegenv2-parts$/, namespace: "lazy-descriptors" }, () => ({
+      contents: ["boot", "message", "enum"].map((f) => `export * from ${JSON.stringify(join(codegenv2, f + ".js"))};`).join("\n"),
+      resolveDir: codegenv2,
+    }));
+    b.onResolve({ filter: /^\.\.\/\.\.\/\.\.\/codegenv2\/(boot|message|enum)\.js$/ }, (args) =>
+      args.importer.endsWith(join("wkt", "google", "protobuf", "descriptor_pb.js")) ? { path: join(pkg, "src", "lazyboot.ts") } : undefined,
+    );
+  },
+};
+await build({
+  absWorkingDir: pkg,
+  entryPoints: ["src/index.ts"],
+  outfile: "dist/index.js",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  plugins: [lazyDescriptors],
+  logLevel: "warning",
+});
 const browserLink = {
   name: "browser-link",
   setup(b) {

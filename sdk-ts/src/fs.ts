@@ -11,11 +11,11 @@ import {
   PwriteResponseSchema,
   StatResponseSchema,
   WriteFileRequestSchema,
-  WriteFileResponseSchema,
   type Stat,
 } from "./gen/agentfs/v1/filesystem_pb.js";
 import { errnoError } from "./errors.js";
 import { bytesField, encode, type Transport } from "./transport.js";
+import { writeFileHead } from "./wire.js";
 
 export const S_IFMT = 0o170000;
 export const S_IFREG = 0o100000;
@@ -313,14 +313,15 @@ export class Filesystem {
     const o = typeof options === "object" && options !== null ? options : {};
     const flag = o.flag ?? "w";
     if (flag !== "w" && flag !== "a" && flag !== "wx" && flag !== "ax") throw errnoError("EINVAL", "open", path);
-    const head = encode(WriteFileRequestSchema, {
-      path,
-      mode: o.mode ?? 0,
-      createParents: o.createParents ?? true,
-      append: flag[0] === "a",
-      exclusive: flag.endsWith("x"),
-    });
-    await this.transport.unaryParts(P.writeFile, [head, ...bytesField(2, toBytes(data, encodingOf(options)))], WriteFileResponseSchema, o.signal);
+    // The request is encoded by hand and the (empty) response is not
+    // decoded: a program's first writeFile builds no protobuf descriptor
+    // (wire.ts), and every writeFile saves the generic encoder's work.
+    const mode = o.mode ?? 0;
+    const createParents = o.createParents ?? true;
+    const append = flag[0] === "a";
+    const exclusive = flag.endsWith("x");
+    const head = writeFileHead(path, mode, createParents, append, exclusive) ?? encode(WriteFileRequestSchema, { path, mode, createParents, append, exclusive });
+    await this.transport.call(P.writeFile, [head, ...bytesField(2, toBytes(data, encodingOf(options)))], o.signal);
   }
 
   /** Appends to a file, creating it if missing. */

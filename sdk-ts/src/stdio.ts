@@ -14,7 +14,7 @@ import { FrameSchema, type OpenOptionsSchema } from "./gen/agentfs/v1/protocol_p
 import { AgentFSError, abortError, fromProto, kindError } from "./errors.js";
 import { encode, type Transport } from "./transport.js";
 import { ChildLink, LocalLink, type Addon, type Link } from "./link.js";
-import { callFrame, decodeFrame, decodeResult, decodeResultBody, encodeFrame, FrameReader, partsLength, PROTOCOL_VERSION } from "./wire.js";
+import { callFrame, decodeFrame, decodeResult, decodeResultBody, decodeWelcome, encodeFrame, FrameReader, helloFrame, partsLength, PROTOCOL_VERSION } from "./wire.js";
 
 const CLIENT = "agentfs-sdk-ts/0.7.0";
 const HELLO_ID = 1;
@@ -89,13 +89,17 @@ export class StdioTransport implements Transport {
   /** start spawns the engine and completes the handshake. */
   static async start(opts: StdioOptions): Promise<StdioTransport> {
     const t = new StdioTransport(opts);
-    const hello = toBinary(
-      FrameSchema,
-      create(FrameSchema, {
-        id: BigInt(HELLO_ID),
-        body: { case: "hello", value: { protocolVersion: PROTOCOL_VERSION, client: CLIENT, open: opts.open } },
-      }),
-    );
+    // By hand (wire.ts), as the welcome is read: no descriptor is built
+    // before the first call needs one.
+    const hello =
+      helloFrame(HELLO_ID, CLIENT, opts.open) ??
+      toBinary(
+        FrameSchema,
+        create(FrameSchema, {
+          id: BigInt(HELLO_ID),
+          body: { case: "hello", value: { protocolVersion: PROTOCOL_VERSION, client: CLIENT, open: opts.open } },
+        }),
+      );
     const welcome = new Promise<Uint8Array>((resolve, reject) => t.pending.set(HELLO_ID, { resolve, reject }));
     t.ref();
     t.link.write([encodeFrame(hello)]);
@@ -222,19 +226,17 @@ export class StdioTransport implements Transport {
       else p.resolve(r.payload ?? new Uint8Array(0));
       return;
     }
+    const w = decodeWelcome(frame);
+    if (w) {
+      this.welcome(w.id, w.info, w.engineVersion);
+      return;
+    }
     const f = decodeFrame(frame);
     const id = Number(f.id);
     switch (f.body.case) {
-      case "welcome": {
-        this.info = f.body.value.info;
-        this.engineVersion = f.body.value.engineVersion;
-        const p = this.pending.get(id);
-        if (p) {
-          this.pending.delete(id);
-          p.resolve(new Uint8Array(0));
-        }
+      case "welcome":
+        this.welcome(id, f.body.value.info, f.body.value.engineVersion);
         return;
-      }
       case "call": {
         // The engine calls this process: a sandbox script runs a binding.
         const method = f.body.value.method;
@@ -274,6 +276,16 @@ export class StdioTransport implements Transport {
       }
       default:
         return;
+    }
+  }
+
+  private welcome(id: number, info: InfoResponse | undefined, engineVersion: string): void {
+    this.info = info;
+    this.engineVersion = engineVersion;
+    const p = this.pending.get(id);
+    if (p) {
+      this.pending.delete(id);
+      p.resolve(new Uint8Array(0));
     }
   }
 

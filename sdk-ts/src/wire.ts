@@ -5,11 +5,16 @@
 // than through protobuf-es: a Call frame is built as a small header plus the
 // request payload's own buffers, so a 64 MiB WriteFile is never copied on
 // the way to the pipe, and a Result's payload is a view into the received
-// frame. Every other frame goes through the generated FrameSchema.
+// frame. So are the handshake (Hello out, Welcome in) and WriteFile's
+// request: with them, opening an agent and writing its first file build
+// no protobuf-es descriptor (they are built at first use, lazydesc.ts),
+// which is most of the SDK's own cold start. Every other frame goes
+// through the generated FrameSchema.
 
-import { fromBinary } from "@bufbuild/protobuf";
+import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import type { InfoResponse } from "./gen/agentfs/v1/agent_pb.js";
 import { ErrorSchema, type Error as ProtoError } from "./gen/agentfs/v1/errors_pb.js";
-import { FrameSchema, type Frame } from "./gen/agentfs/v1/protocol_pb.js";
+import { FrameSchema, type Frame, type OpenOptionsSchema } from "./gen/agentfs/v1/protocol_pb.js";
 
 /** The largest frame either side accepts (PROTOCOL.md: MAX_FRAME). */
 export const MAX_FRAME = 1 << 30;
@@ -18,6 +23,7 @@ export const MAX_FRAME = 1 << 30;
 export const PROTOCOL_VERSION = 1;
 
 const FRAME_ID = 0x08; // field 1, varint
+const FRAME_WELCOME = 0x1a; // field 3, length-delimited
 const FRAME_CALL = 0x22; // field 4, length-delimited
 const FRAME_RESULT = 0x2a; // field 5, length-delimited
 const CALL_METHOD = 0x0a; // field 1, length-delimited
@@ -152,6 +158,276 @@ export function decodeResultBody(id: number, result: Uint8Array): ResultFrame | 
     else if (tag === RESULT_ERROR) out.error = fromBinary(ErrorSchema, result.subarray(pos, pos + len));
     else return undefined;
     pos += len;
+  }
+  return out;
+}
+
+// ---- hand-written codecs of a few messages (see the top of the file) ----
+
+const VARINT = 0;
+const LEN = 2;
+
+/** The proto3 scalar kinds the codecs below handle (implicit presence: zero values are not sent). */
+type Kind = "string" | "bool" | "uint32" | "int64" | "bytes";
+
+/**
+ * A message's fields by property name: number and kind. The type demands
+ * every field of the generated message, so a field added to the .proto
+ * fails the build until its line is added here.
+ */
+type FieldTable<T> = { readonly [K in keyof Required<Omit<T, "$typeName" | "$unknown">>]: readonly [number, Kind] };
+
+const OPEN_OPTIONS: FieldTable<MessageInitShape<typeof OpenOptionsSchema>> = {
+  id: [1, "string"],
+  path: [2, "string"],
+  noCreate: [3, "bool"],
+  readOnly: [4, "bool"],
+  chunkSize: [5, "int64"],
+  durability: [6, "string"],
+  dir: [7, "string"],
+  encryptionKey: [8, "bytes"],
+  cipher: [9, "string"],
+  syncRemoteUrl: [10, "string"],
+  syncToken: [11, "string"],
+  syncPartialBootstrapLength: [12, "int64"],
+  syncPartialBootstrapQuery: [13, "string"],
+  syncPartialSegmentSize: [14, "int64"],
+  syncPartialPrefetch: [15, "bool"],
+};
+
+const INFO_RESPONSE: FieldTable<InfoResponse> = {
+  id: [1, "string"],
+  path: [2, "string"],
+  schemaVersion: [3, "string"],
+  chunkSize: [4, "int64"],
+  pageSize: [5, "int64"],
+  readOnly: [6, "bool"],
+  overlayBase: [7, "string"],
+  engineVersion: [8, "string"],
+};
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * valid tells whether v is a value the codecs below encode exactly as
+ * protobuf-es does (undefined: the field is unset). Anything else (a
+ * number where a bigint belongs, an int64 out of range...) goes through
+ * protobuf-es instead, which converts it or fails with its own error.
+ */
+function valid(kind: Kind, v: unknown): boolean {
+  if (v === undefined) return true;
+  switch (kind) {
+    case "string":
+      return typeof v === "string";
+    case "bool":
+      return typeof v === "boolean";
+    case "bytes":
+      return v instanceof Uint8Array;
+    case "uint32":
+      return typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
+    case "int64":
+      return typeof v === "bigint" && v >= INT64_MIN && v <= INT64_MAX;
+  }
+}
+
+/** Appends protobuf fields to a list of byte arrays. */
+class Writer {
+  readonly parts: Uint8Array[] = [];
+
+  private varint(n: bigint | number): void {
+    let v = BigInt.asUintN(64, BigInt(n));
+    const b: number[] = [];
+    while (v >= 0x80n) {
+      b.push(Number(v & 0x7fn) | 0x80);
+      v >>= 7n;
+    }
+    b.push(Number(v));
+    this.parts.push(Uint8Array.from(b));
+  }
+
+  tag(field: number, wire: number): void {
+    this.varint((field << 3) | wire);
+  }
+
+  bytes(field: number, b: Uint8Array): void {
+    this.tag(field, LEN);
+    this.varint(b.byteLength);
+    this.parts.push(b);
+  }
+
+  /** A field of a scalar kind; zero values are left out, as protobuf-es does for proto3. */
+  scalar(field: number, kind: Kind, v: unknown): void {
+    if (v === undefined || v === null) return;
+    switch (kind) {
+      case "string":
+        if (v !== "") this.bytes(field, Buffer.from(v as string, "utf8"));
+        return;
+      case "bytes":
+        if ((v as Uint8Array).byteLength > 0) this.bytes(field, v as Uint8Array);
+        return;
+      case "bool":
+        if (v) {
+          this.tag(field, VARINT);
+          this.varint(1);
+        }
+        return;
+      case "uint32":
+      case "int64":
+        if (BigInt(v as number | bigint) !== 0n) {
+          this.tag(field, VARINT);
+          this.varint(kind === "uint32" ? BigInt.asUintN(32, BigInt(v as number)) : (v as bigint | number));
+        }
+        return;
+    }
+  }
+
+  /** Writes value's fields; false when one is not a valid value of its kind (nothing usable was written). */
+  fields<T>(table: FieldTable<T>, value: Partial<T>): boolean {
+    for (const [name, [field, kind]] of Object.entries(table) as [string, readonly [number, Kind]][]) {
+      const v = (value as Record<string, unknown>)[name];
+      if (!valid(kind, v)) return false;
+      this.scalar(field, kind, v);
+    }
+    return true;
+  }
+
+  finish(): Uint8Array {
+    return Buffer.concat(this.parts);
+  }
+}
+
+/**
+ * helloFrame serializes Frame{id, hello: Hello{protocol_version, client,
+ * open}}, as toBinary(FrameSchema, ...) would; undefined when an option
+ * is not a plain value of its field (the caller then uses protobuf-es).
+ */
+export function helloFrame(id: number, client: string, open: MessageInitShape<typeof OpenOptionsSchema>): Uint8Array | undefined {
+  const o = new Writer();
+  if (!o.fields(OPEN_OPTIONS, open)) return undefined;
+  const h = new Writer();
+  h.scalar(1, "uint32", PROTOCOL_VERSION);
+  h.scalar(2, "string", client);
+  h.bytes(3, o.finish());
+  const f = new Writer();
+  f.scalar(1, "int64", id);
+  f.bytes(2, h.finish());
+  return f.finish();
+}
+
+/**
+ * writeFileHead serializes a WriteFileRequest without its data (field 2,
+ * which the caller appends with bytesField): path, mode, create_parents,
+ * append, exclusive. It is sent for every writeFile, so it is built in
+ * one buffer of its exact size. Undefined when a value is not a plain one
+ * of its field.
+ */
+export function writeFileHead(path: string, mode: number, createParents: boolean, append: boolean, exclusive: boolean): Uint8Array | undefined {
+  // Anything but plain values goes through protobuf-es (its conversions and errors).
+  if (!valid("string", path) || !valid("uint32", mode) || typeof createParents !== "boolean") return undefined;
+  const plen = Buffer.byteLength(path, "utf8");
+  const size = (plen > 0 ? 1 + varintSize(plen) + plen : 0) + (mode !== 0 ? 1 + varintSize(mode) : 0) + (createParents ? 2 : 0) + (append ? 2 : 0) + (exclusive ? 2 : 0);
+  const buf = Buffer.allocUnsafe(size);
+  let pos = 0;
+  if (plen > 0) {
+    buf[pos++] = 0x0a; // field 1, length-delimited
+    pos = putVarint(buf, pos, plen);
+    pos += buf.write(path, pos, "utf8");
+  }
+  if (mode !== 0) {
+    buf[pos++] = 0x18; // field 3, varint
+    pos = putVarint(buf, pos, mode);
+  }
+  if (createParents) (buf[pos++] = 0x20), (buf[pos++] = 1); // field 4
+  if (append) (buf[pos++] = 0x28), (buf[pos++] = 1); // field 5
+  if (exclusive) (buf[pos++] = 0x30), (buf[pos++] = 1); // field 6
+  return buf;
+}
+
+/** The engine's Welcome, read from its frame. */
+export interface WelcomeFrame {
+  id: number;
+  engineVersion: string;
+  info: InfoResponse | undefined;
+}
+
+function readLen(buf: Uint8Array, pos: number): [Uint8Array, number] {
+  let len: number;
+  [len, pos] = readVarint(buf, pos);
+  if (pos + len > buf.length) throw new RangeError("truncated field");
+  return [buf.subarray(pos, pos + len), pos + len];
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * decodeInfo reads an InfoResponse into the object fromBinary would make,
+ * or returns undefined when it holds anything else (a field this SDK does
+ * not know, another wire type), for fromBinary to read.
+ */
+function decodeInfo(buf: Uint8Array): InfoResponse | undefined {
+  const byNumber = new Map<number, [string, Kind]>();
+  for (const [name, [field, kind]] of Object.entries(INFO_RESPONSE) as [string, readonly [number, Kind]][]) byNumber.set(field, [name, kind]);
+  const m: Record<string, unknown> = { $typeName: "agentfs.v1.InfoResponse" };
+  for (const [name, [, kind]] of Object.entries(INFO_RESPONSE) as [string, readonly [number, Kind]][]) m[name] = kind === "string" ? "" : kind === "bool" ? false : 0n;
+  let pos = 0;
+  while (pos < buf.length) {
+    let tag: number;
+    [tag, pos] = readVarint(buf, pos);
+    const f = byNumber.get(Math.floor(tag / 8));
+    if (!f) return undefined;
+    const [name, kind] = f;
+    if (kind === "string") {
+      if (tag % 8 !== LEN) return undefined;
+      let b: Uint8Array;
+      [b, pos] = readLen(buf, pos);
+      m[name] = utf8.decode(b);
+    } else {
+      if (tag % 8 !== VARINT) return undefined;
+      const start = pos;
+      [, pos] = readVarint(buf, pos);
+      let v = 0n;
+      for (let i = pos - 1; i >= start; i--) v = (v << 7n) | BigInt(buf[i] & 0x7f);
+      m[name] = kind === "bool" ? v !== 0n : BigInt.asIntN(64, v);
+    }
+  }
+  return m as unknown as InfoResponse;
+}
+
+/**
+ * decodeWelcome reads Frame{id, welcome: Welcome{protocol_version,
+ * engine_version, info}}, or returns undefined for any other frame (or
+ * one with fields this SDK does not know), which decodeFrame then reads.
+ */
+export function decodeWelcome(buf: Uint8Array): WelcomeFrame | undefined {
+  let pos = 0;
+  let id = 0;
+  let welcome: Uint8Array | undefined;
+  while (pos < buf.length) {
+    const tag = buf[pos++];
+    if (tag === FRAME_ID) [id, pos] = readVarint(buf, pos);
+    else if (tag === FRAME_WELCOME) [welcome, pos] = readLen(buf, pos);
+    else return undefined;
+  }
+  if (!welcome) return undefined;
+  const out: WelcomeFrame = { id, engineVersion: "", info: undefined };
+  pos = 0;
+  while (pos < welcome.length) {
+    const tag = welcome[pos++];
+    if (tag === 0x08) {
+      [, pos] = readVarint(welcome, pos); // protocol_version: the engine checked it
+    } else if (tag === 0x12) {
+      let b: Uint8Array;
+      [b, pos] = readLen(welcome, pos);
+      out.engineVersion = utf8.decode(b);
+    } else if (tag === 0x1a) {
+      let b: Uint8Array;
+      [b, pos] = readLen(welcome, pos);
+      out.info = decodeInfo(b);
+      if (!out.info) return undefined;
+    } else {
+      return undefined;
+    }
   }
   return out;
 }

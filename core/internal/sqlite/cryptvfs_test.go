@@ -328,21 +328,7 @@ func TestCryptVFS_ReadsGrownFileMapped(t *testing.T) {
 	if err := rows.Err(); err != nil || n != 300 {
 		t.Fatalf("%d rows (%v), want 300", n, err)
 	}
-	maps, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		t.Skip("no /proc/self/maps to check the mapping:", err)
-	}
-	largest := int64(0)
-	for _, l := range strings.Split(string(maps), "\n") {
-		if !strings.HasSuffix(l, " "+path) {
-			continue
-		}
-		var lo, hi int64
-		if _, err := fmt.Sscanf(l, "%x-%x", &lo, &hi); err == nil {
-			largest = max(largest, hi-lo)
-		}
-	}
-	if largest < st.Size()-65536 {
+	if largest := mappedBytes(t, path); largest < st.Size()-65536 {
 		t.Fatalf("the database file is mapped %d bytes of %d", largest, st.Size())
 	}
 }

@@ -118,12 +118,23 @@ func (h *handlers) open(ctx context.Context, p string, flag int, perm os.FileMod
 			return f, nil
 		}
 	}
+	if flag == os.O_RDONLY {
+		// A background job may open its "< f" while its Exec ends: the
+		// feeder is reserved first, so that Exec waits for the file's
+		// Close, or the open is refused once Exec has stopped feeders.
+		if !st.reserveFeeder() {
+			return nil, pathError(shown, syscall.ECANCELED)
+		}
+		f, err := st.fs.Open(abs, flag, uint32(perm.Perm()))
+		if err != nil {
+			st.feeders.Done()
+			return nil, pathError(shown, err)
+		}
+		return st.stdinPipe(f), nil
+	}
 	f, err := st.fs.Open(abs, flag, uint32(perm.Perm()))
 	if err != nil {
 		return nil, pathError(shown, err)
-	}
-	if flag == os.O_RDONLY {
-		return st.stdinPipe(f), nil
 	}
 	return f, nil
 }

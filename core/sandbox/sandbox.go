@@ -171,8 +171,9 @@ type execState struct {
 	// and feedEnds the pipes' reading ends: an Exec ends only once every
 	// feeder has closed its file (stdin.go), so that no handle of this
 	// Exec is still open, or still reading, when it returns.
-	feeders  sync.WaitGroup
-	feedEnds []*os.File
+	feeders     sync.WaitGroup
+	feedEnds    []*os.File
+	feedStopped bool // stopFeeders has run: no new feeder
 }
 
 func (st *execState) addRedirect(f *atomicRedirect) {

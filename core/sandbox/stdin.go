@@ -19,21 +19,38 @@ import (
 // maxStdinFiles bounds the remembered pipes of one Exec.
 const maxStdinFiles = 1024
 
+// reserveFeeder counts a "< f" open in feeders before the file is opened;
+// false once stopFeeders has run. The caller's stdinPipe (or its failed
+// open) releases the reservation.
+func (st *execState) reserveFeeder() bool {
+	st.stdinMu.Lock()
+	defer st.stdinMu.Unlock()
+	if st.feedStopped {
+		return false
+	}
+	st.feeders.Add(1)
+	return true
+}
+
 // stdinPipe returns a host pipe fed from f, or f itself when f is not a
-// regular file or no pipe can be made (js/wasm).
+// regular file or no pipe can be made (js/wasm). It takes over the
+// reservation of reserveFeeder.
 func (st *execState) stdinPipe(f commands.File) io.ReadWriteCloser {
 	vs, err := f.Stat()
 	if err != nil || !vs.IsRegular() {
+		st.feeders.Done()
 		return f
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
+		st.feeders.Done()
 		return f
 	}
 	key, ok := pipeKey(pr)
 	if !ok {
 		pr.Close()
 		pw.Close()
+		st.feeders.Done()
 		return f
 	}
 	st.stdinMu.Lock()
@@ -42,8 +59,13 @@ func (st *execState) stdinPipe(f commands.File) io.ReadWriteCloser {
 	}
 	st.stdinFiles[key] = vs
 	st.feedEnds = append(st.feedEnds, pr)
-	st.feeders.Add(1)
+	stopped := st.feedStopped
 	st.stdinMu.Unlock()
+	if stopped {
+		// Reserved before stopFeeders, piped after it listed the reading
+		// ends: end this one here (the feeder then stops with EPIPE).
+		pr.Close()
+	}
 	go func() {
 		defer st.feeders.Done()
 		// Ends at the file's end, or with EPIPE once the interpreter
@@ -63,6 +85,7 @@ func (st *execState) stdinPipe(f commands.File) io.ReadWriteCloser {
 // purge to that Close).
 func (st *execState) stopFeeders() {
 	st.stdinMu.Lock()
+	st.feedStopped = true
 	ends := st.feedEnds
 	st.feedEnds = nil
 	st.stdinMu.Unlock()

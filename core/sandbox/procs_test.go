@@ -196,10 +196,12 @@ func TestProcs_CapOnProcesses(t *testing.T) {
 	if _, err := tab.Start(ctx, sb, `echo x`, sandbox.StartOptions{}); !errors.Is(err, sandbox.ErrTooMany) {
 		t.Fatalf("4th start: %v", err)
 	}
-	// Removing one frees a slot.
+	// Removing one frees a slot. Remove kills without waiting (Close
+	// waits only for the processes still in the table): wait for it here.
 	if err := tab.Remove(ps[0].ID); err != nil {
 		t.Fatal(err)
 	}
+	<-ps[0].Done()
 	if _, err := tab.Start(ctx, sb, `echo x`, sandbox.StartOptions{}); err != nil {
 		t.Fatalf("start after remove: %v", err)
 	}

@@ -53,7 +53,13 @@ func (f *FS) writeChunks(c *store.Conn, ino, off int64, data []byte, replace boo
 		if replace {
 			q.WriteString("INSERT OR REPLACE INTO fs_data (ino, chunk_index, data) VALUES ")
 		} else {
-			q.WriteString("INSERT INTO fs_data (ino, chunk_index, data) VALUES ")
+			// OR FAIL: a multi-row INSERT that may abort keeps a
+			// statement journal, a copy of every page the cache spills
+			// while it runs (in memory for an encrypted database, where
+			// it doubled the memory copies of a 64 MiB write). Nothing
+			// of a failed insert survives anyway: the operation's
+			// transaction or savepoint is rolled back on any error.
+			q.WriteString("INSERT OR FAIL INTO fs_data (ino, chunk_index, data) VALUES ")
 		}
 		args := make([]any, 0, 3*len(batch))
 		for i, r := range batch {

@@ -44,6 +44,9 @@ sqlite3_file *sqlite3_database_file_object(const char *);
 #define SQLITE_FCNTL_CKPT_DONE 37
 #define SQLITE_FCNTL_CKPT_START 39
 #define SQLITE_SHM_UNLOCK 1
+#define SQLITE_SHM_LOCK 2
+#define SQLITE_SHM_EXCLUSIVE 8
+#define WAL_WRITE_LOCK 0
 #define WAL_CKPT_LOCK 1
 
 // How much of a database file the root VFS may map (SQLite's default
@@ -59,6 +62,58 @@ typedef struct {
 	sqlite3_vfs *root;
 	uintptr_t codec;
 } cvfs;
+
+// A log's frame checksums are SQLite's, over the plain page (see
+// crypt/wal.go). When a transaction rewrites a page it had already put in
+// the log (a page spilled from the cache and changed again), SQLite
+// recomputes, at commit, the checksum chain of every frame from that one
+// on: it reads each frame whole and writes its header back
+// (walRewriteChecksums). On an encrypted log that read costs a decryption
+// per frame: 13,900 of them in a 64 MiB write, about a tenth of its time
+// (bench/crypt.sh, issue 14).
+//
+// SQLite's checksum is linear: over n 8-byte words, from the running
+// pair s, it ends at M^n s + t, where M = [[1,1],[1,2]] (mod 2^32) and
+// the frame's own term t depends only on its bytes (header's first 8 and
+// page). SQLite reads a whole frame only to recompute its checksum, here
+// and in recovery, never for the page itself (a page is read alone,
+// without its header). So this VFS notes each frame's term as it writes
+// it (from the checksum SQLite put in its header and the one before, or
+// from the page when SQLite rewrites it in place), and answers such a read
+// with the frame's header and a page of zeros whose last word gives the
+// same term: SQLite computes the same checksums it would have from the
+// plain page, without a decryption.
+//
+// Notes are trusted only while this connection holds the log's write
+// lock, as it did when it wrote them: no other connection writes the log
+// meanwhile, so the header noted is the one stored, and the term that of
+// the page stored. Such a read touches neither the file nor a mapping of
+// it. Anything else reads the frame as before.
+typedef struct {
+	unsigned epoch;   // the database file's wepoch when noted (0: never)
+	unsigned gen;     // the log's gen when noted
+	uint32_t t[2];    // the frame's term
+	unsigned char hdr[24];   // the frame's header as stored
+	int sealed;       // its page as stored was sealed (its write came after the header's)
+	int summed;       // t is the term of the frame as stored
+} frameNote;
+
+typedef struct {
+	frameNote *notes; // by frame number - 1
+	int cap;
+	unsigned gen;     // bumped when the log restarts or is cut short
+	int be;           // checksums over big-endian words (the log's magic)
+	int ps;           // the page size the matrices are for
+	uint32_t a[4];    // M^(1 + ps/8): a frame's words
+	uint32_t w[4];    // M^(ps/8): a page's words
+	uint32_t z[4];    // M^(ps/8 - 1): a page's words but its last
+	uint32_t q[4];    // M^(ps/32): a quarter page's words
+	unsigned readyEpoch;   // the write lock for which be, ps and the matrices were read
+	sqlite3_int64 pending; // the frame whose header was just written, its page not yet
+	sqlite3_int64 chain;   // the frame whose header was written last (0: the log's header; -1: none)
+	unsigned chainEpoch;
+	uint32_t chainSum[2];  // the checksum in that header
+} frameLog;
 
 typedef struct cfile cfile;
 struct cfile {
@@ -97,6 +152,13 @@ struct cfile {
 	unsigned char *wmap;
 	size_t wlen;
 	sqlite3_int64 wsize;
+	// Of a database file: whether this connection holds the log's write
+	// lock, and how many times it took it (see frameNote).
+	int writer;
+	unsigned wepoch;
+	// Of a log: what this connection wrote into it under the write lock
+	// it holds now (see frameNote).
+	frameLog fl;
 };
 
 #define ROUND8(n) (((n) + 7) & ~7)
@@ -116,6 +178,9 @@ static int cClose(sqlite3_file *f) {
 	c->wlen = 0;
 	if (c->wfd >= 0) close(c->wfd);
 	c->wfd = -1;
+	free(c->fl.notes);
+	c->fl.notes = 0;
+	c->fl.cap = 0;
 	return rc;
 }
 
@@ -232,29 +297,314 @@ static const unsigned char *walMap(cfile *c, sqlite3_int64 off, int n) {
 	return c->wmap + off;
 }
 
+// Frame notes (see frameNote).
+
+// Frames answered from notes, in this process (for tests).
+int64_t agentfs_crypt_note_hits;
+
+// At most this many frames are noted: 1 GiB of log at 4 KiB pages, in
+// 12 MiB of notes; frames past it are read as before.
+#define MAX_NOTES (1 << 18)
+
+static inline __attribute__((always_inline)) uint32_t get32(const unsigned char *p, int be) {
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return be ? __builtin_bswap32(v) : v;
+#else
+	return be ? v : __builtin_bswap32(v);
+#endif
+}
+
+static void put32(unsigned char *p, uint32_t v, int be) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (be) v = __builtin_bswap32(v);
+#else
+	if (!be) v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
+}
+
+// walSum runs SQLite's log checksum over n bytes (a multiple of 8) from s.
+static void walSum(const unsigned char *b, int n, int be, uint32_t s[2]) {
+	uint32_t s1 = s[0], s2 = s[1];
+	for (int i = 0; i + 8 <= n; i += 8) {
+		s1 += get32(b + i, be) + s2;
+		s2 += get32(b + i + 4, be) + s1;
+	}
+	s[0] = s1;
+	s[1] = s2;
+}
+
+// 2x2 matrices mod 2^32, row by row.
+static void matMul(uint32_t r[4], const uint32_t x[4], const uint32_t y[4]) {
+	uint32_t t[4] = {x[0] * y[0] + x[1] * y[2], x[0] * y[1] + x[1] * y[3], x[2] * y[0] + x[3] * y[2],
+	                 x[2] * y[1] + x[3] * y[3]};
+	memcpy(r, t, sizeof t);
+}
+
+// matPow sets r to M^k: a checksum step over a word of zeros.
+static void matPow(uint32_t r[4], unsigned k) {
+	uint32_t b[4] = {1, 1, 1, 2}, acc[4] = {1, 0, 0, 1};
+	for (; k; k >>= 1) {
+		if (k & 1) matMul(acc, acc, b);
+		matMul(b, b, b);
+	}
+	memcpy(r, acc, sizeof acc);
+}
+
+static void matApply(uint32_t out[2], const uint32_t m[4], const uint32_t s[2]) {
+	uint32_t a = m[0] * s[0] + m[1] * s[1], b = m[2] * s[0] + m[3] * s[1];
+	out[0] = a;
+	out[1] = b;
+}
+
+// pageTerm sets t to the term of a page of fl->ps bytes: the checksum
+// over it from (0, 0). One running checksum is a chain of dependent
+// additions; four over the page's quarters run side by side, and their
+// terms combine as the matrices carry each over the quarters after it.
+#define LANES(BE)                                                                                      \
+	for (int i = 0; i < q; i += 8) {                                                               \
+		a1 += get32(p + i, BE) + a2;                                                           \
+		a2 += get32(p + i + 4, BE) + a1;                                                       \
+		b1 += get32(p + q + i, BE) + b2;                                                       \
+		b2 += get32(p + q + i + 4, BE) + b1;                                                   \
+		c1 += get32(p + 2 * q + i, BE) + c2;                                                   \
+		c2 += get32(p + 2 * q + i + 4, BE) + c1;                                               \
+		d1 += get32(p + 3 * q + i, BE) + d2;                                                   \
+		d2 += get32(p + 3 * q + i + 4, BE) + d1;                                               \
+	}
+
+static void pageTerm(const frameLog *fl, const unsigned char *p, uint32_t t[2]) {
+	int q = fl->ps / 4;
+	uint32_t a1 = 0, a2 = 0, b1 = 0, b2 = 0, c1 = 0, c2 = 0, d1 = 0, d2 = 0;
+	// One loop per byte order, so that neither tests it per word.
+	if (fl->be) {
+		LANES(1)
+	} else {
+		LANES(0)
+	}
+	uint32_t x[2] = {a1, a2}, y[2];
+	matApply(x, fl->q, x);
+	y[0] = x[0] + b1;
+	y[1] = x[1] + b2;
+	matApply(y, fl->q, y);
+	x[0] = y[0] + c1;
+	x[1] = y[1] + c2;
+	matApply(x, fl->q, x);
+	t[0] = x[0] + d1;
+	t[1] = x[1] + d2;
+}
+
+// frameTerm sets t to the term of a frame: its header's first 8 bytes
+// and its page p.
+static void frameTerm(const frameLog *fl, const unsigned char *hdr, const unsigned char *p, uint32_t t[2]) {
+	uint32_t h[2] = {0, 0}, pt[2];
+	walSum(hdr, 8, fl->be, h);
+	matApply(h, fl->w, h);
+	pageTerm(fl, p, pt);
+	t[0] = h[0] + pt[0];
+	t[1] = h[1] + pt[1];
+}
+
+// walEpoch: the write lock this connection holds on its log, 0 when none
+// (or the database file is not one of ours).
+static unsigned walEpoch(cfile *c) { return c->db && c->db->writer ? c->db->wepoch : 0; }
+
+// walFrameNo: the frame whose header (hdr) or page is at off, 0 when
+// none or past MAX_NOTES.
+static sqlite3_int64 walFrameNo(cfile *c, sqlite3_int64 off, int hdr) {
+	sqlite3_int64 ps = c->st.size;
+	if (ps == 0 || off < 32 || (off - 32) % (24 + ps) != (hdr ? 0 : 24)) return 0;
+	sqlite3_int64 i = (off - 32) / (24 + ps) + 1;
+	return i <= MAX_NOTES ? i : 0;
+}
+
+// flReady reads the log's header once per write lock: the byte order of
+// its checksums, and the page size the matrices are for. It answers 0
+// when that fails (nothing is noted).
+static int flReady(cfile *c, unsigned ep) {
+	frameLog *fl = &c->fl;
+	if (fl->readyEpoch == ep && fl->ps == c->st.size) return 1;
+	unsigned char h[32];
+	if (c->real->pMethods->xRead(c->real, h, 32, 0) != SQLITE_OK) return 0;
+	int ps = (int)get32(h + 8, 1);
+	if (ps != c->st.size || ps < 512) return 0;
+	fl->be = h[3] & 1;
+	if (fl->ps != ps) {
+		fl->ps = ps;
+		matPow(fl->a, 1 + ps / 8);
+		matPow(fl->w, ps / 8);
+		matPow(fl->z, ps / 8 - 1);
+		matPow(fl->q, ps / 32);
+		fl->gen++; // notes of another page size mean nothing
+	}
+	fl->readyEpoch = ep;
+	return 1;
+}
+
+static frameNote *flNote(frameLog *fl, sqlite3_int64 i) {
+	if (i < 1 || i > MAX_NOTES) return 0;
+	if (i > fl->cap) {
+		int cap = fl->cap ? fl->cap : 1024;
+		while (cap < i) cap *= 2;
+		if (cap > MAX_NOTES) cap = MAX_NOTES;
+		frameNote *n = realloc(fl->notes, (size_t)cap * sizeof *n);
+		if (!n) return 0;
+		memset(n + fl->cap, 0, (size_t)(cap - fl->cap) * sizeof *n);
+		fl->notes = n;
+		fl->cap = cap;
+	}
+	return &fl->notes[i - 1];
+}
+
+static int noteValid(const frameLog *fl, const frameNote *nt, unsigned ep) {
+	return ep && nt->epoch == ep && nt->gen == fl->gen;
+}
+
+// walNoteWrite notes what a write of n bytes at off did to the log: p the
+// bytes SQLite gave, stored those written (p, or the sealed page when
+// sealed).
+static void walNoteWrite(cfile *c, const unsigned char *p, const unsigned char *stored, int n, sqlite3_int64 off, int sealed) {
+	frameLog *fl = &c->fl;
+	unsigned ep = walEpoch(c);
+	sqlite3_int64 i;
+	if (off < 32) { // the log's header: a restart (or a write no frame starts at)
+		fl->gen++;
+		fl->chain = -1;
+		if (off == 0 && n >= 32 && ep && flReady(c, ep)) {
+			fl->chain = 0;
+			fl->chainEpoch = ep;
+			fl->chainSum[0] = get32(stored + 24, 1);
+			fl->chainSum[1] = get32(stored + 28, 1);
+		}
+		return;
+	}
+	if (!ep || !flReady(c, ep)) {
+		fl->chain = -1;
+		fl->pending = 0;
+		return;
+	}
+	int ps = fl->ps;
+	if (n == 24 && (i = walFrameNo(c, off, 1))) {
+		// A frame's header: its term is its checksum less the previous
+		// frame's carried over its words.
+		uint32_t prev[2];
+		if (fl->chain == i - 1 && fl->chainEpoch == ep) {
+			prev[0] = fl->chainSum[0];
+			prev[1] = fl->chainSum[1];
+		} else {
+			unsigned char b[8];
+			sqlite3_int64 at = i == 1 ? 24 : 32 + (i - 2) * (24 + (sqlite3_int64)ps) + 16;
+			if (c->real->pMethods->xRead(c->real, b, 8, at) != SQLITE_OK) {
+				fl->chain = -1;
+				fl->pending = 0;
+				frameNote *nt = i <= fl->cap ? &fl->notes[i - 1] : 0;
+				if (nt) nt->epoch = 0;
+				return;
+			}
+			prev[0] = get32(b, 1);
+			prev[1] = get32(b + 4, 1);
+		}
+		uint32_t s[2] = {get32(stored + 16, 1), get32(stored + 20, 1)};
+		// Once a transaction has rewritten a frame in place, SQLite
+		// appends frames with salts and checksum zero, to be set at
+		// commit: such a header gives no term (its page will).
+		static const unsigned char zeros[16];
+		int summed = memcmp(stored + 8, zeros, 16) != 0;
+		fl->chain = summed ? i : -1;
+		fl->chainEpoch = ep;
+		fl->chainSum[0] = s[0];
+		fl->chainSum[1] = s[1];
+		fl->pending = i; // its page comes next, unless this rewrites a checksum alone
+		frameNote *nt = flNote(fl, i);
+		if (!nt) return;
+		uint32_t carried[2];
+		matApply(carried, fl->a, prev);
+		// A header written again with the same page number and size
+		// (SQLite setting checksums at commit) leaves its page as it was.
+		if (!(noteValid(fl, nt, ep) && memcmp(nt->hdr, stored, 8) == 0)) nt->sealed = 0;
+		nt->summed = summed;
+		nt->t[0] = s[0] - carried[0];
+		nt->t[1] = s[1] - carried[1];
+		memcpy(nt->hdr, stored, 24);
+		nt->epoch = ep;
+		nt->gen = fl->gen;
+		return;
+	}
+	if (n == ps && (i = walFrameNo(c, off, 0))) {
+		frameNote *nt = i <= fl->cap ? &fl->notes[i - 1] : 0;
+		int appended = fl->pending == i;
+		fl->pending = 0;
+		if (!nt || !noteValid(fl, nt, ep)) return;
+		if (!sealed) {
+			nt->epoch = 0;
+			return;
+		}
+		if (!appended || !nt->summed) {
+			// Rewritten in place (the header stays), or appended with
+			// no checksum: the term from the header's words and this
+			// page's.
+			frameTerm(fl, nt->hdr, p, nt->t);
+			nt->summed = 1;
+		}
+		nt->sealed = 1;
+		return;
+	}
+	// A write of another shape: nothing noted is trusted after it.
+	fl->gen++;
+	fl->chain = -1;
+	fl->pending = 0;
+}
+
+// walFromNotes answers a read of the frame whose header is at off, whole,
+// from its note into p: its header and a page of zeros whose last word
+// gives the frame's term (see frameNote). It answers 0 when there is no
+// note to trust.
+static int walFromNotes(cfile *c, unsigned char *p, sqlite3_int64 off) {
+	frameLog *fl = &c->fl;
+	unsigned ep = walEpoch(c);
+	sqlite3_int64 i = walFrameNo(c, off, 1);
+	int ps = (int)c->st.size;
+	if (!i || i > fl->cap || ps != fl->ps || fl->readyEpoch != ep) return 0;
+	frameNote *nt = &fl->notes[i - 1];
+	if (!noteValid(fl, nt, ep) || !nt->sealed || !nt->summed) return 0;
+	memcpy(p, nt->hdr, 24);
+	// From the header's words the zeros carry the sum to g; the last word
+	// (x0, x1) then takes it to (g0 + x0 + g1, g1 + x1 + that), which must
+	// be the term.
+	uint32_t g[2] = {0, 0};
+	walSum(nt->hdr, 8, fl->be, g);
+	matApply(g, fl->z, g);
+	unsigned char *page = p + 24;
+	memset(page, 0, ps - 8);
+	put32(page + ps - 8, nt->t[0] - g[0] - g[1], fl->be);
+	put32(page + ps - 4, nt->t[1] - g[1] - nt->t[0], fl->be);
+	__atomic_fetch_add(&agentfs_crypt_note_hits, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 // readWALMapped reads the n bytes at off of the log from its mapping into
 // p, opened: one frame's page alone (its number unknown: only page 1's
 // stored form differs), or one whole frame (header and page). It answers
 // -1 when they are not mapped (the caller reads them), else SQLITE_OK: a
 // frame that does not decrypt reads as zeros, the end of the log, as in
-// crypt.ReadWAL. During a checkpoint's copy a page is handed over as
-// stored (see cfile).
+// crypt.ReadWAL. A checkpoint's copy is left to the caller (see cfile).
 static int readWALMapped(cfile *c, void *p, int n, sqlite3_int64 off) {
 	sqlite3_int64 ps = c->st.size;
 	if (ps == 0) return -1;
 	if (walPage(c, n, off)) {
+		// A checkpoint's copy reads pages as stored: pread(2) does that
+		// as fast as a copy from the mapping would, without faulting in
+		// the mapping of frames nothing else reads (see cRead).
+		if (c->db && c->db->copying) return -1;
 		const unsigned char *m = walMap(c, off, n);
 		if (!m) return -1;
-		if (c->db && c->db->copying) {
-			memcpy(p, m, n);
-			c->db->pass = p;
-			c->db->passN = n;
-			return SQLITE_OK;
-		}
 		if (agentfsCryptOpenPage(c->codec, p, (void *)m, n, 0) != SQLITE_OK) memset(p, 0, n);
 		return SQLITE_OK;
 	}
 	if (n == 24 + ps && off >= 32 && (off - 32) % (24 + ps) == 0) {
+		if (walFromNotes(c, p, off)) return SQLITE_OK;
 		const unsigned char *m = walMap(c, off, n);
 		if (!m) return -1;
 		memcpy(p, m, 24);
@@ -299,14 +649,27 @@ static int cWrite(sqlite3_file *f, const void *p, int n, sqlite3_int64 off) {
 	// Go answers -1 (write p as it is), 0 (write the encrypted copy) or
 	// SQLite's error code.
 	int rc = agentfsCryptWrite(c->codec, c->kind, &c->st, (uintptr_t)c->real, (void *)p, c->buf, n, off);
-	if (rc < 0) return c->real->pMethods->xWrite(c->real, p, n, off);
 	if (rc > 0) return rc;
-	return c->real->pMethods->xWrite(c->real, c->buf, n, off);
+	const unsigned char *stored = rc < 0 ? p : c->buf;
+	int wrc = c->real->pMethods->xWrite(c->real, stored, n, off);
+	if (c->kind == AGENTFS_WAL) {
+		if (wrc == SQLITE_OK) {
+			walNoteWrite(c, p, stored, n, off, rc == 0);
+		} else {
+			c->fl.gen++;
+			c->fl.chain = -1;
+		}
+	}
+	return wrc;
 }
 
 static int cTruncate(sqlite3_file *f, sqlite3_int64 size) {
 	cfile *c = (cfile *)f;
 	if (c->kind == AGENTFS_JOURNAL && size == 0) c->st.size = 0;
+	if (c->kind == AGENTFS_WAL) {
+		c->fl.gen++;
+		c->fl.chain = -1;
+	}
 	return c->real->pMethods->xTruncate(c->real, size);
 }
 
@@ -344,13 +707,21 @@ static int cShmMap(sqlite3_file *f, int pg, int sz, int ext, void volatile **pp)
 }
 static int cShmLock(sqlite3_file *f, int off, int n, int flags) {
 	cfile *c = (cfile *)f;
+	int writeLock = c->kind == AGENTFS_DB && off <= WAL_WRITE_LOCK && off + n > WAL_WRITE_LOCK;
+	if (writeLock && (flags & SQLITE_SHM_UNLOCK)) c->writer = 0;
 	if (c->kind == AGENTFS_DB && (flags & SQLITE_SHM_UNLOCK) && off <= WAL_CKPT_LOCK && off + n > WAL_CKPT_LOCK) {
 		// A checkpoint's copy runs under the checkpoint lock: whatever
 		// happens to SQLITE_FCNTL_CKPT_DONE, none goes on past it.
 		c->copying = 0;
 		c->pass = 0;
 	}
-	return c->real->pMethods->xShmLock(c->real, off, n, flags);
+	int rc = c->real->pMethods->xShmLock(c->real, off, n, flags);
+	if (writeLock && rc == SQLITE_OK && (flags & SQLITE_SHM_LOCK) && (flags & SQLITE_SHM_EXCLUSIVE)) {
+		c->writer = 1;
+		c->wepoch++;
+		if (c->wepoch == 0) c->wepoch = 1; // 0 means none
+	}
+	return rc;
 }
 static void cShmBarrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
 static int cShmUnmap(sqlite3_file *f, int del) { return REAL(f)->pMethods->xShmUnmap(REAL(f), del); }
@@ -396,6 +767,10 @@ static int cOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 		// never asks this VFS: its methods are version 2).
 		sqlite3_int64 limit = MAP_LIMIT;
 		c->fetch = m->xFileControl(c->real, SQLITE_FCNTL_MMAP_SIZE, &limit) == SQLITE_OK;
+	}
+	if (c->kind == AGENTFS_WAL) {
+		c->fl.chain = -1;
+		c->fl.gen = 1;
 	}
 	if (c->kind == AGENTFS_WAL && name) {
 		c->name = name; // SQLite keeps it until xClose

@@ -3,6 +3,8 @@ package sqlite
 /*
 #include <stdlib.h>
 #include "cryptvfs.h"
+
+static int64_t noteHits(void) { return __atomic_load_n(&agentfs_crypt_note_hits, __ATOMIC_RELAXED); }
 */
 import "C"
 
@@ -61,6 +63,11 @@ func RegisterCrypt(codec *crypt.Codec) (name string, unregister func(), err erro
 		})
 	}, nil
 }
+
+// CryptNoteHits is how many whole frames of encrypted logs this process
+// answered from the VFS's notes instead of decrypting them (cryptvfs.c's
+// frameNote): for tests that must see that path taken.
+func CryptNoteHits() int64 { return int64(C.noteHits()) }
 
 // fileState is agentfs_state of cryptvfs.h: per open file.
 type fileState struct {

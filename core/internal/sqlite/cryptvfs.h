@@ -76,6 +76,9 @@ typedef struct {
 // files call Go with codec (a cgo.Handle); NULL when SQLite refused.
 sqlite3_vfs *agentfs_crypt_register(const char *name, uintptr_t codec);
 void agentfs_crypt_unregister(sqlite3_vfs *vfs);
+// Whole frames of logs answered from the VFS's notes (see cryptvfs.c's
+// frameNote), in this process: for tests.
+extern int64_t agentfs_crypt_note_hits;
 // Reads n bytes at off from a file below the VFS (for Go).
 int agentfs_crypt_read(uintptr_t file, void *p, int n, sqlite3_int64 off);
 

@@ -472,6 +472,7 @@ static void walNoteWrite(cfile *c, const unsigned char *p, const unsigned char *
 	if (off < 32) { // the log's header: a restart (or a write no frame starts at)
 		fl->gen++;
 		fl->chain = -1;
+		fl->readyEpoch = 0; // a new header: its byte order is read again
 		if (off == 0 && n >= 32 && ep && flReady(c, ep)) {
 			fl->chain = 0;
 			fl->chainEpoch = ep;

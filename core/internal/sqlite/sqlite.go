@@ -198,7 +198,7 @@ func open(name string) (*conn, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var db *C.sqlite3
-	rc := C.sqlite3_open_v2(cname, &db, openReadWrite|openCreate|openURI|openFullMutex, nil)
+	rc := C.sqlite3_open_v2(cname, &db, openReadWrite|openCreate|openURI|openFullMutex, walVFS())
 	if rc != sqliteOK {
 		var err error = &Error{Code: int(rc), Msg: C.GoString(C.sqlite3_errstr(rc))}
 		if db != nil {

@@ -1,0 +1,7 @@
+package sqlite
+
+// For the tests of walvfs.c.
+var (
+	WALUnmerged = walUnmerged
+	WALVFSName  = walVFSName
+)

@@ -1,0 +1,143 @@
+//go:build cgo
+
+package sqlite_test
+
+import (
+	"bytes"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentfs-go/agentfs/core/internal/sqlite"
+)
+
+// openWAL opens path in WAL mode with the store's settings that matter
+// here: synchronous=NORMAL and no checkpoints on commit, so that every
+// frame written stays in the -wal file.
+func openWAL(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(sqlite.DriverName, "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	for _, p := range []string{"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA wal_autocheckpoint = 0"} {
+		if _, err := db.Exec(p); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	return db
+}
+
+// recovered copies the database file and its -wal (not the -shm) into
+// a new directory and opens the copy: SQLite rebuilds the WAL index from
+// the log, checking every frame's header and checksum, and keeps only
+// the transactions whose frames are all there and valid.
+func recovered(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	dir := t.TempDir()
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "copy.db"+suffix), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := sql.Open(sqlite.DriverName, "file:"+filepath.Join(dir, "copy.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// The log written through walvfs.c (a frame's header and page in one
+// write) is the log SQLite would write: a copy of the files taken after
+// many small commits recovers every one of them. It is also what a
+// process that crashed right after a commit leaves behind.
+func TestWALFramesMerged(t *testing.T) {
+	if sqlite.WALVFSName() == "" {
+		t.Skip("no unix VFS: SQLite's default VFS writes the log")
+	}
+	path := filepath.Join(t.TempDir(), "t.db")
+	db := openWAL(t, path)
+	before := sqlite.WALUnmerged()
+	if _, err := db.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT, v BLOB); CREATE INDEX t_name ON t(name)"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	for i := range n {
+		if _, err := db.Exec("INSERT INTO t (name, v) VALUES (?, ?)", fmt.Sprintf("n%d", i%7), bytes.Repeat([]byte{byte(i)}, 100+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := os.Stat(path + "-wal"); err != nil || st.Size() == 0 {
+		t.Fatalf("no log to recover from: %v", err)
+	}
+	var count, sum int64
+	if err := recovered(t, path).QueryRow("SELECT count(*), sum(length(v)) FROM t").Scan(&count, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if count != n || sum != n*100+n*(n-1)/2 {
+		t.Fatalf("recovered %d rows (%d bytes), want %d (%d)", count, sum, n, n*100+n*(n-1)/2)
+	}
+	if d := sqlite.WALUnmerged() - before; d != 0 {
+		t.Fatalf("%d frame headers were held and then written alone", d)
+	}
+}
+
+// A transaction larger than the page cache spills pages into the log
+// before its commit, and writes some of them again: SQLite then rewrites
+// those frames' pages and, at the commit, the headers of the frames after
+// them (checksums), each after reading the frame. Those header writes go
+// out as they come, and the copy still recovers the whole transaction.
+func TestWALSpillRewrite(t *testing.T) {
+	if sqlite.WALVFSName() == "" {
+		t.Skip("no unix VFS: SQLite's default VFS writes the log")
+	}
+	path := filepath.Join(t.TempDir(), "t.db")
+	db := openWAL(t, path)
+	if _, err := db.Exec("PRAGMA cache_size = 10"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)"); err != nil {
+		t.Fatal(err)
+	}
+	before := sqlite.WALUnmerged()
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 400
+	for i := range n {
+		if _, err := tx.Exec("INSERT INTO t VALUES (?, ?)", int64(i), bytes.Repeat([]byte{1}, 1000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every row again, after the cache has spilled their pages.
+	if _, err := tx.Exec("UPDATE t SET v = zeroblob(900 + id % 3)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for i := range int64(n) {
+		want += 900 + i%3
+	}
+	var count, sum int64
+	if err := recovered(t, path).QueryRow("SELECT count(*), sum(length(v)) FROM t").Scan(&count, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if count != n || sum != want {
+		t.Fatalf("recovered %d rows of %d bytes in all; want %d, %d", count, sum, n, want)
+	}
+	if d := sqlite.WALUnmerged() - before; d != 0 {
+		t.Fatalf("%d frame headers were held and then written alone", d)
+	}
+}

@@ -141,3 +141,51 @@ func TestWALSpillRewrite(t *testing.T) {
 		t.Fatalf("%d frame headers were held and then written alone", d)
 	}
 }
+
+// WALFrames reports each commit's log length once: after a commit that
+// SQLite reports (a statement stepped to its end), not after one it does
+// not (INSERT ... RETURNING commits at its reset), nor twice.
+func TestWALFrames(t *testing.T) {
+	db := openWAL(t, filepath.Join(t.TempDir(), "t.db"))
+	c, err := db.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var frames func() (int64, bool)
+	c.Raw(func(dc any) error {
+		if w, ok := dc.(interface{ WALFrames() func() (int64, bool) }); ok {
+			frames = w.WALFrames()
+		}
+		return nil
+	})
+	if frames == nil {
+		t.Fatal("the driver's connection has no WALFrames")
+	}
+	if n, ok := frames(); ok {
+		t.Fatalf("before any commit: %d frames reported", n)
+	}
+	if _, err := c.ExecContext(t.Context(), "CREATE TABLE t (id INTEGER PRIMARY KEY, v)"); err != nil {
+		t.Fatal(err)
+	}
+	n1, ok := frames()
+	if !ok || n1 <= 0 {
+		t.Fatalf("after a commit: %d, %v", n1, ok)
+	}
+	if n, ok := frames(); ok {
+		t.Fatalf("reported twice: %d", n)
+	}
+	if _, err := c.ExecContext(t.Context(), "INSERT INTO t (v) VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if n2, ok := frames(); !ok || n2 <= n1 {
+		t.Fatalf("after a second commit: %d, %v (first %d)", n2, ok, n1)
+	}
+	var id int64
+	if err := c.QueryRowContext(t.Context(), "INSERT INTO t (v) VALUES (2) RETURNING id").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := frames(); ok {
+		t.Fatalf("a commit at reset reported %d frames", n)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // openWAL opens path in WAL mode with the store's settings that matter
 // here: synchronous=NORMAL and no checkpoints on commit, so that every
 // frame written stays in the -wal file.
-func openWAL(t *testing.T, path string) *sql.DB {
+func openWAL(t *testing.T, path string, pragmas ...string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open(sqlite.DriverName, "file:"+path)
 	if err != nil {
@@ -24,7 +24,7 @@ func openWAL(t *testing.T, path string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(1)
-	for _, p := range []string{"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA wal_autocheckpoint = 0"} {
+	for _, p := range append(pragmas, "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA wal_autocheckpoint = 0") {
 		if _, err := db.Exec(p); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -88,6 +88,45 @@ func TestWALFramesMerged(t *testing.T) {
 	}
 	if d := sqlite.WALUnmerged() - before; d != 0 {
 		t.Fatalf("%d frame headers were held and then written alone", d)
+	}
+}
+
+// Large transactions (a 3 MiB value: hundreds of frames) go out in
+// several writes, each below the unix VFS's largest, also with SQLite's
+// largest pages.
+func TestWALLargeTransaction(t *testing.T) {
+	if sqlite.WALVFSName() == "" {
+		t.Skip("no unix VFS: SQLite's default VFS writes the log")
+	}
+	for _, pageSize := range []int{4096, 65536} {
+		t.Run(fmt.Sprint(pageSize), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.db")
+			db := openWAL(t, path, fmt.Sprintf("PRAGMA page_size = %d", pageSize))
+			before := sqlite.WALUnmerged()
+			if _, err := db.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)"); err != nil {
+				t.Fatal(err)
+			}
+			big := bytes.Repeat([]byte("0123456789abcdef"), 3<<16)
+			for i := range 3 {
+				if _, err := db.Exec("INSERT INTO t VALUES (?, ?)", int64(i), big[i:]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var ps, count, sum int64
+			rdb := recovered(t, path)
+			if err := rdb.QueryRow("PRAGMA page_size").Scan(&ps); err != nil || ps != int64(pageSize) {
+				t.Fatalf("page size %d, %v; want %d", ps, err, pageSize)
+			}
+			if err := rdb.QueryRow("SELECT count(*), sum(length(v)) FROM t").Scan(&count, &sum); err != nil {
+				t.Fatal(err)
+			}
+			if want := int64(3*len(big) - 3); count != 3 || sum != want {
+				t.Fatalf("recovered %d rows of %d bytes in all; want 3, %d", count, sum, want)
+			}
+			if d := sqlite.WALUnmerged() - before; d != 0 {
+				t.Fatalf("%d frame headers were held and then written alone", d)
+			}
+		})
 	}
 }
 

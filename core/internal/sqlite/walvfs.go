@@ -9,9 +9,11 @@ import "C"
 import "sync"
 
 // walVFS is the name of walvfs.c's VFS, which every connection opens
-// through unless its URI names another ("vfs="): the unix VFS, with each
-// WAL frame written by one pwrite instead of two. nil when SQLite has no
-// unix VFS to build it on (then SQLite's default VFS serves).
+// through unless its URI names another ("vfs=", as encrypted and
+// partially synced databases do): the unix VFS, with the frames of a
+// transaction written to the WAL by one pwrite instead of two per frame.
+// nil when SQLite has no unix VFS to build it on (then SQLite's default
+// VFS serves).
 var walVFS = sync.OnceValue(func() *C.char {
 	libsqlReady() // registering initializes SQLite
 	return C.agentfs_wal_register()

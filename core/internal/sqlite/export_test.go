@@ -3,5 +3,6 @@ package sqlite
 // For the tests of walvfs.c.
 var (
 	WALUnmerged = walUnmerged
+	WALHeld     = walHeld
 	WALVFSName  = walVFSName
 )

@@ -16,11 +16,18 @@
 // (the one whose header holds the database's size): that write sends all
 // of them, in one pwrite, before SQLite publishes the transaction in the
 // WAL index. Anything else done with the file (a read, a write elsewhere,
-// a sync, a size, a close) first writes what is held, as it was asked.
-// So what is held is always frames of a transaction that nobody else can
-// see yet, and that a crash would lose anyway; the bytes and their order
-// in the file are SQLite's own. Every other file (the database, its -shm,
-// which the unix VFS opens itself, journals) is the unix VFS's own object.
+// a sync, a size, a close) first writes what is held, as it was asked,
+// and so does the end of the write transaction (the database file's
+// unlock of the log's write lock in the -shm, for a transaction that
+// rolled back after spilling pages into the log) and any change SQLite
+// publishes in the WAL index (xShmBarrier). So what is held is always
+// frames of a write transaction in progress, which nobody else can see
+// yet and a crash would lose anyway; the bytes and their order in the
+// file are SQLite's own. A log whose database file is not one of this
+// VFS's (sqlite3_database_file_object) holds a header until its page
+// only. The database file is the unix VFS's with those two calls
+// watched; other files (its -shm, which the unix VFS opens itself,
+// journals) are the unix VFS's own objects.
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,7 +57,12 @@ struct sqlite3_io_methods {
 	int (*xFileControl)(sqlite3_file *, int op, void *pArg);
 	int (*xSectorSize)(sqlite3_file *);
 	int (*xDeviceCharacteristics)(sqlite3_file *);
-	// Version 2 and 3 methods follow; a log file does not use them.
+	int (*xShmMap)(sqlite3_file *, int iPg, int pgsz, int, void volatile **);
+	int (*xShmLock)(sqlite3_file *, int offset, int n, int flags);
+	void (*xShmBarrier)(sqlite3_file *);
+	int (*xShmUnmap)(sqlite3_file *, int deleteFlag);
+	int (*xFetch)(sqlite3_file *, sqlite3_int64 iOfst, int iAmt, void **pp);
+	int (*xUnfetch)(sqlite3_file *, sqlite3_int64 iOfst, void *p);
 };
 
 struct sqlite3_vfs {
@@ -78,10 +90,15 @@ struct sqlite3_vfs {
 
 int sqlite3_vfs_register(sqlite3_vfs *, int makeDflt);
 sqlite3_vfs *sqlite3_vfs_find(const char *);
+sqlite3_file *sqlite3_database_file_object(const char *);
 
 #define SQLITE_OK 0
 #define SQLITE_NOMEM 7
+#define SQLITE_CANTOPEN 14
+#define SQLITE_OPEN_MAIN_DB 0x00000100
 #define SQLITE_OPEN_WAL 0x00080000
+#define SQLITE_SHM_UNLOCK 1
+#define WAL_WRITE_LOCK 0 // the -shm lock a writer of the log holds
 #define WAL_HDR 32       // the log's own header
 #define FRAME_HDR 24     // a frame's header
 #define MAX_PAGE 65536   // SQLite's largest page
@@ -95,30 +112,52 @@ sqlite3_vfs *sqlite3_vfs_find(const char *);
 
 #define ROUND8(n) (((n) + 7) & ~7)
 
+typedef struct wfile wfile;
+
+// A database file: the unix VFS's, and the log of the same connection
+// (SQLite opens it after the database and closes it before).
 typedef struct {
 	sqlite3_file base;
 	sqlite3_file *real; // the unix VFS's file, right after this struct
+	wfile *wal;
+} dfile;
+
+struct wfile {
+	sqlite3_file base;
+	sqlite3_file *real; // the unix VFS's file, right after this struct
+	dfile *db;          // its database's file; NULL: frames are not held past their page
 	int afterWrite;     // the last thing done with the file was a write
 	// The frames held back: len bytes for offset off, whole frames and,
 	// when hdrOnly, a last header whose page has not come yet.
 	unsigned char *buf;
 	int cap, len, hdrOnly;
 	sqlite3_int64 off;
-} wfile;
+};
 
 // Frame headers that left alone (held, then followed by anything but
 // their page): 0 unless SQLite writes its log in a way this file does not
 // expect. Read by the tests.
-static volatile long unmerged;
+static long unmerged;
 
-long agentfs_wal_unmerged(void) { return unmerged; }
+long agentfs_wal_unmerged(void) { return __atomic_load_n(&unmerged, __ATOMIC_RELAXED); }
+
+// Bytes held by all log files: 0 outside of write transactions. Read by
+// the tests.
+static long held;
+
+long agentfs_wal_held(void) { return __atomic_load_n(&held, __ATOMIC_RELAXED); }
+
+static void holding(wfile *w, int len) {
+	__atomic_fetch_add(&held, (long)(len - w->len), __ATOMIC_RELAXED);
+	w->len = len;
+}
 
 // release writes the held frames as SQLite asked for them.
 static int release(wfile *w) {
 	if (w->len == 0) return SQLITE_OK;
-	if (w->hdrOnly) unmerged++;
+	if (w->hdrOnly) __atomic_fetch_add(&unmerged, 1, __ATOMIC_RELAXED);
 	int n = w->len;
-	w->len = 0;
+	holding(w, 0);
 	w->hdrOnly = 0;
 	return w->real->pMethods->xWrite(w->real, w->buf, n, w->off);
 }
@@ -138,6 +177,8 @@ static int room(wfile *w, int n) {
 static int wClose(sqlite3_file *f) {
 	wfile *w = (wfile *)f;
 	int rc = release(w);
+	if (w->db) w->db->wal = 0;
+	w->db = 0;
 	int rc2 = w->real->pMethods->xClose(w->real);
 	free(w->buf);
 	w->buf = 0;
@@ -160,18 +201,18 @@ static int wWrite(sqlite3_file *f, const void *p, int n, sqlite3_int64 off) {
 			// The page of the last header held.
 			const unsigned char *h = w->buf + w->len - FRAME_HDR;
 			memcpy(w->buf + w->len, p, n);
-			w->len += n;
+			holding(w, w->len + n);
 			w->hdrOnly = 0;
 			// Bytes 4-7 of a commit frame's header are the database's
 			// size in pages, 0 in other frames: the transaction's
 			// frames leave now, together, before SQLite publishes them.
-			if (h[4] | h[5] | h[6] | h[7]) return release(w);
+			if (h[4] | h[5] | h[6] | h[7] || !w->db) return release(w);
 			return SQLITE_OK;
 		}
-		if (!w->hdrOnly && n == FRAME_HDR && off == end && w->len < BATCH_MAX && room(w, w->len + FRAME_HDR)) {
+		if (!w->hdrOnly && n == FRAME_HDR && off == end && w->len < BATCH_MAX && w->db && room(w, w->len + FRAME_HDR)) {
 			// The next frame's header.
 			memcpy(w->buf + w->len, p, FRAME_HDR);
-			w->len += FRAME_HDR;
+			holding(w, w->len + FRAME_HDR);
 			w->hdrOnly = 1;
 			return SQLITE_OK;
 		}
@@ -180,7 +221,7 @@ static int wWrite(sqlite3_file *f, const void *p, int n, sqlite3_int64 off) {
 	}
 	if (n == FRAME_HDR && off >= WAL_HDR && w->afterWrite && room(w, FRAME_HDR)) {
 		memcpy(w->buf, p, FRAME_HDR);
-		w->len = FRAME_HDR;
+		holding(w, FRAME_HDR);
 		w->hdrOnly = 1;
 		w->off = off;
 		return SQLITE_OK;
@@ -246,12 +287,79 @@ static const sqlite3_io_methods wMethods = {
 	wCheckReservedLock, wFileControl, wSectorSize, wDeviceCharacteristics,
 };
 
+// The database file's methods: the unix VFS's, and what a log of the
+// connection holds is written before the write lock of the log is
+// released (a transaction that ended without its commit frame: rolled
+// back after spilling pages into the log), or the WAL index is changed
+// (xShmBarrier: SQLite publishing frames; its commit frame has already
+// sent them): nothing is ever held outside of a write transaction.
+#define REAL(f) (((dfile *)(f))->real)
+static int dClose(sqlite3_file *f) {
+	dfile *d = (dfile *)f;
+	if (d->wal) d->wal->db = 0;
+	d->wal = 0;
+	return d->real->pMethods->xClose(d->real);
+}
+static int dRead(sqlite3_file *f, void *p, int n, sqlite3_int64 o) { return REAL(f)->pMethods->xRead(REAL(f), p, n, o); }
+static int dWrite(sqlite3_file *f, const void *p, int n, sqlite3_int64 o) { return REAL(f)->pMethods->xWrite(REAL(f), p, n, o); }
+static int dTruncate(sqlite3_file *f, sqlite3_int64 n) { return REAL(f)->pMethods->xTruncate(REAL(f), n); }
+static int dSync(sqlite3_file *f, int fl) { return REAL(f)->pMethods->xSync(REAL(f), fl); }
+static int dFileSize(sqlite3_file *f, sqlite3_int64 *n) { return REAL(f)->pMethods->xFileSize(REAL(f), n); }
+static int dLock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xLock(REAL(f), l); }
+static int dUnlock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xUnlock(REAL(f), l); }
+static int dCheckReservedLock(sqlite3_file *f, int *r) { return REAL(f)->pMethods->xCheckReservedLock(REAL(f), r); }
+static int dFileControl(sqlite3_file *f, int op, void *a) { return REAL(f)->pMethods->xFileControl(REAL(f), op, a); }
+static int dSectorSize(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
+static int dDeviceCharacteristics(sqlite3_file *f) { return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)); }
+static int dShmMap(sqlite3_file *f, int pg, int sz, int ext, void volatile **pp) {
+	return REAL(f)->pMethods->xShmMap(REAL(f), pg, sz, ext, pp);
+}
+static int dShmLock(sqlite3_file *f, int off, int n, int flags) {
+	dfile *d = (dfile *)f;
+	int rc = SQLITE_OK;
+	if (d->wal && (flags & SQLITE_SHM_UNLOCK) && off <= WAL_WRITE_LOCK && off + n > WAL_WRITE_LOCK) rc = release(d->wal);
+	int rc2 = d->real->pMethods->xShmLock(d->real, off, n, flags);
+	return rc != SQLITE_OK ? rc : rc2;
+}
+static void dShmBarrier(sqlite3_file *f) {
+	dfile *d = (dfile *)f;
+	if (d->wal) release(d->wal); // a failed write shows at the next one, or the recovery of a crash
+	d->real->pMethods->xShmBarrier(d->real);
+}
+static int dShmUnmap(sqlite3_file *f, int del) { return REAL(f)->pMethods->xShmUnmap(REAL(f), del); }
+static int dFetch(sqlite3_file *f, sqlite3_int64 o, int n, void **pp) { return REAL(f)->pMethods->xFetch(REAL(f), o, n, pp); }
+static int dUnfetch(sqlite3_file *f, sqlite3_int64 o, void *p) { return REAL(f)->pMethods->xUnfetch(REAL(f), o, p); }
+
+static const sqlite3_io_methods dMethods = {
+	3, dClose, dRead, dWrite, dTruncate, dSync, dFileSize, dLock, dUnlock,
+	dCheckReservedLock, dFileControl, dSectorSize, dDeviceCharacteristics,
+	dShmMap, dShmLock, dShmBarrier, dShmUnmap, dFetch, dUnfetch,
+};
+
 static sqlite3_vfs *root;
 
 static int wOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out) {
 	(void)vfs;
+	if (flags & SQLITE_OPEN_MAIN_DB) {
+		dfile *d = (dfile *)f;
+		memset(d, 0, sizeof *d);
+		d->real = (sqlite3_file *)((char *)f + ROUND8(sizeof(dfile)));
+		d->real->pMethods = 0;
+		int rc = root->xOpen(root, name, d->real, flags, out);
+		const sqlite3_io_methods *m = d->real->pMethods;
+		if (m && (m->iVersion < 3 || !m->xShmLock)) {
+			// Not the unix VFS this file passes calls to (its database
+			// files have shared memory and mappings: version 3).
+			m->xClose(d->real);
+			f->pMethods = 0;
+			return SQLITE_CANTOPEN;
+		}
+		f->pMethods = m ? &dMethods : 0;
+		return rc;
+	}
 	if (!(flags & SQLITE_OPEN_WAL)) {
-		// Not a log: the unix VFS's file itself, in the same memory.
+		// Neither a database nor a log: the unix VFS's file itself, in
+		// the same memory.
 		return root->xOpen(root, name, f, flags, out);
 	}
 	wfile *w = (wfile *)f;
@@ -263,6 +371,15 @@ static int wOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 	// SQLite calls xClose only on a file whose pMethods is set, which the
 	// unix VFS leaves unset when its open fails.
 	f->pMethods = w->real->pMethods ? &wMethods : 0;
+	if (f->pMethods && name) {
+		// The connection's database file, when it is one of ours: it
+		// writes what is held before the transaction ends.
+		dfile *d = (dfile *)sqlite3_database_file_object(name);
+		if (d && d->base.pMethods == &dMethods) {
+			d->wal = w;
+			w->db = d;
+		}
+	}
 	return rc;
 }
 
@@ -289,7 +406,8 @@ const char *agentfs_wal_register(void) {
 	if (!root || root->iVersion < 2) return 0;
 	sqlite3_vfs *b = &walVFS;
 	b->iVersion = 2; // no system call overrides (version 3): they would be the unix VFS's
-	int sz = ROUND8(sizeof(wfile)) + root->szOsFile;
+	int hdr = ROUND8(sizeof(wfile)) > ROUND8(sizeof(dfile)) ? ROUND8(sizeof(wfile)) : ROUND8(sizeof(dfile));
+	int sz = hdr + root->szOsFile;
 	b->szOsFile = sz > root->szOsFile ? sz : root->szOsFile;
 	b->mxPathname = root->mxPathname;
 	b->zName = "agentfs-unix";

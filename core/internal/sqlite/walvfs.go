@@ -3,6 +3,7 @@ package sqlite
 /*
 const char *agentfs_wal_register(void);
 long agentfs_wal_unmerged(void);
+long agentfs_wal_held(void);
 */
 import "C"
 
@@ -22,6 +23,10 @@ var walVFS = sync.OnceValue(func() *C.char {
 // walUnmerged counts the WAL frame headers walvfs.c held back and then
 // had to write alone: 0 while SQLite writes its log as that file expects.
 func walUnmerged() int64 { return int64(C.agentfs_wal_unmerged()) }
+
+// walHeld is how many bytes of WAL frames walvfs.c holds back in all:
+// 0 outside of write transactions.
+func walHeld() int64 { return int64(C.agentfs_wal_held()) }
 
 // walVFSName is walVFS as a Go string ("" when not in use).
 func walVFSName() string {

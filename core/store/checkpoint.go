@@ -76,12 +76,23 @@ type checkpointer struct {
 	mu      sync.Mutex    // held while a checkpoint runs
 	shmPath string
 	shm     *os.File // the wal-index, for the WAL's length, opened at the first commit
+	// frames takes the WAL's length as the driver reported it at the
+	// primary connection's last commit (internal/sqlite's WALFrames),
+	// nil when the driver cannot: the length is then read from shm, a
+	// pread per commit.
+	frames func() (int64, bool)
 }
 
-// walFrames reads the number of valid frames in the WAL (mxFrame) from the
-// first copy of the wal-index header: a 32-bit integer in the host's byte
-// order at offset 16 of the -shm file.
+// walFrames is the number of valid frames in the WAL (mxFrame) right
+// after a commit of the primary connection: as the driver reported it for
+// that commit, or else read from the first copy of the wal-index header,
+// a 32-bit integer in the host's byte order at offset 16 of the -shm file.
 func (cp *checkpointer) walFrames() (int64, bool) {
+	if cp.frames != nil {
+		if n, ok := cp.frames(); ok {
+			return n, true
+		}
+	}
 	if cp.shm == nil {
 		// SQLite creates the file at the first transaction.
 		f, err := os.Open(cp.shmPath)
@@ -112,6 +123,13 @@ func (db *DB) startCheckpointer(ctx context.Context) {
 	cp := &checkpointer{kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), limit: walLimit}
 	cp.restarted()
 	cp.shmPath = db.path + "-shm"
+	// After the pragma, which sets the WAL hook that WALFrames replaces.
+	db.primary.Raw(func(dc any) error {
+		if w, ok := dc.(interface{ WALFrames() func() (int64, bool) }); ok {
+			cp.frames = w.WALFrames()
+		}
+		return nil
+	})
 	db.ckpt = cp
 	go db.runCheckpoints(cp)
 }

@@ -101,8 +101,10 @@ func (l *Log) Start(ctx context.Context, name string, params json.RawMessage) (i
 	now := time.Now()
 	var id int64
 	err = l.db.WriteOne(ctx, func(c *store.Conn) error {
-		return c.QueryRow("INSERT INTO tool_calls (name, parameters, status, started_at) VALUES (CAST(? AS TEXT), ?, 'pending', ?) RETURNING id",
-			text(name), p, now.Unix()).Scan(&id)
+		var err error
+		id, err = insert(c, "INSERT INTO tool_calls (name, parameters, status, started_at) VALUES (CAST(? AS TEXT), ?, 'pending', ?)",
+			text(name), p, now.Unix())
+		return err
 	})
 	if err == nil {
 		l.db.Locked(func() { l.starts[id] = now })
@@ -174,11 +176,27 @@ func (l *Log) Record(ctx context.Context, name string, started, completed time.T
 	}
 	var id int64
 	err = l.db.WriteOne(ctx, func(c *store.Conn) error {
-		return c.QueryRow(`INSERT INTO tool_calls (name, parameters, result, error, status, started_at, completed_at, duration_ms)
-			VALUES (CAST(? AS TEXT), ?, ?, CAST(? AS TEXT), ?, ?, ?, ?) RETURNING id`,
-			text(name), p, r, e, status, started.Unix(), completed.Unix(), completed.Sub(started).Milliseconds()).Scan(&id)
+		var err error
+		id, err = insert(c, `INSERT INTO tool_calls (name, parameters, result, error, status, started_at, completed_at, duration_ms)
+			VALUES (CAST(? AS TEXT), ?, ?, CAST(? AS TEXT), ?, ?, ?, ?)`,
+			text(name), p, r, e, status, started.Unix(), completed.Unix(), completed.Sub(started).Milliseconds())
+		return err
 	})
 	return id, err
+}
+
+// insert runs an INSERT into tool_calls and returns the new row's id (its
+// rowid: the id column is the INTEGER PRIMARY KEY). Exec and LastInsertId
+// rather than RETURNING: RETURNING buffers its rows and commits at the
+// statement's reset, which SQLite's WAL hook does not report (the store
+// then reads the WAL's length with a pread), and costs more through the
+// driver. Under WriteOne nothing else runs on the connection in between.
+func insert(c *store.Conn, query string, args ...any) (int64, error) {
+	res, err := c.Exec(query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 const cols = "id, CAST(name AS BLOB), CAST(parameters AS BLOB), CAST(result AS BLOB), CAST(error AS BLOB), CAST(status AS BLOB), CAST(started_at AS INTEGER), CAST(completed_at AS INTEGER), CAST(duration_ms AS INTEGER)"

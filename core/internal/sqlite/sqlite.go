@@ -96,6 +96,15 @@ static int step_row(sqlite3_stmt *s, column *cols, int n) {
 	return rc;
 }
 
+// The WAL hook of WALFrames: SQLite calls it after each commit of the
+// connection with the number of frames in the log.
+int sqlite3_wal_hook(sqlite3 *db, int (*cb)(void *, sqlite3 *, const char *, int), void *arg);
+static int wal_frames_cb(void *p, sqlite3 *db, const char *name, int n) {
+	*(sqlite3_int64 *)p = n;
+	return 0; // SQLITE_OK
+}
+static void wal_frames(sqlite3 *db, sqlite3_int64 *p) { sqlite3_wal_hook(db, p ? wal_frames_cb : 0, p); }
+
 // step_done steps s to its end (a write, or rows nobody reads).
 static int step_done(sqlite3_stmt *s) {
 	int rc;
@@ -198,7 +207,7 @@ func open(name string) (*conn, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var db *C.sqlite3
-	rc := C.sqlite3_open_v2(cname, &db, openReadWrite|openCreate|openURI|openFullMutex, nil)
+	rc := C.sqlite3_open_v2(cname, &db, openReadWrite|openCreate|openURI|openFullMutex, walVFS())
 	if rc != sqliteOK {
 		var err error = &Error{Code: int(rc), Msg: C.GoString(C.sqlite3_errstr(rc))}
 		if db != nil {
@@ -217,6 +226,39 @@ type conn struct {
 	db    *C.sqlite3
 	cache map[string]*stmt // idle prepared statements by SQL text
 	guard *guard           // set by Guard (guard.go)
+	// frames is where the WAL hook of WALFrames writes (C memory), nil
+	// without one.
+	frames *C.sqlite3_int64
+}
+
+// WALFrames makes SQLite report, after each commit of this connection,
+// how many frames its write-ahead log holds (its mxFrame, other
+// processes' frames included), and returns a function that takes the
+// report: ok is false when there was no report since the last call (no
+// commit, or one SQLite does not report: a statement whose commit happens
+// at its reset, as INSERT ... RETURNING's, is not reported; nor are
+// checkpoints) and after Close. The store reads it after every commit,
+// where reading the -shm file cost a pread. The hook replaces the one
+// PRAGMA wal_autocheckpoint sets, and that pragma replaces it: call it
+// after the pragma. Use the function where the connection is used (not
+// concurrently with its statements).
+func (c *conn) WALFrames() func() (n int64, ok bool) {
+	if c.db == nil {
+		return func() (int64, bool) { return 0, false }
+	}
+	if c.frames == nil {
+		c.frames = (*C.sqlite3_int64)(C.malloc(C.size_t(unsafe.Sizeof(C.sqlite3_int64(0)))))
+		*c.frames = -1
+	}
+	C.wal_frames(c.db, c.frames)
+	return func() (int64, bool) {
+		if c.frames == nil || *c.frames < 0 {
+			return 0, false
+		}
+		n := int64(*c.frames)
+		*c.frames = -1
+		return n, true
+	}
 }
 
 // ReserveBytes is SQLITE_FCNTL_RESERVE_BYTES on the main database: it
@@ -242,8 +284,15 @@ func (c *conn) Close() error {
 	if c.db == nil {
 		return nil
 	}
+	if c.frames != nil {
+		C.wal_frames(c.db, nil) // nothing writes to it past here
+	}
 	rc := C.sqlite3_close_v2(c.db)
 	c.db = nil
+	if c.frames != nil {
+		C.free(unsafe.Pointer(c.frames))
+		c.frames = nil
+	}
 	if c.guard != nil {
 		c.guard.free() // the connection, which used it, is gone
 		c.guard = nil

@@ -1,0 +1,8 @@
+package sqlite
+
+// For the tests of walvfs.c.
+var (
+	WALUnmerged = walUnmerged
+	WALHeld     = walHeld
+	WALVFSName  = walVFSName
+)

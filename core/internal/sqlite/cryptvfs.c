@@ -31,6 +31,8 @@ int sqlite3_vfs_register(sqlite3_vfs *, int makeDflt);
 int sqlite3_vfs_unregister(sqlite3_vfs *);
 sqlite3_vfs *sqlite3_vfs_find(const char *);
 sqlite3_file *sqlite3_database_file_object(const char *);
+int agentfs_wal_flush(sqlite3_file *);
+void agentfs_wal_link(sqlite3_file *wal, sqlite3_file *db);
 
 #define SQLITE_OK 0
 #define SQLITE_NOMEM 7
@@ -96,6 +98,7 @@ typedef struct {
 	unsigned char hdr[24];   // the frame's header as stored
 	int sealed;       // its page as stored was sealed (its write came after the header's)
 	int summed;       // t is the term of the frame as stored
+	int fromHdr;      // t came from the header just written (its page not yet)
 } frameNote;
 
 typedef struct {
@@ -420,6 +423,19 @@ static sqlite3_int64 walFrameNo(cfile *c, sqlite3_int64 off, int hdr) {
 	return i <= MAX_NOTES ? i : 0;
 }
 
+// walHeader reads the log's 32-byte header into h: with this VFS's own
+// descriptor (see walMap) when it has one, which leaves what walvfs.c
+// holds of the frames that follow it held (the header itself is never
+// held); else through the file.
+static int walHeader(cfile *c, unsigned char h[32]) {
+	if (c->wfd == -1 && c->name) {
+		c->wfd = open(c->name, O_RDONLY | O_CLOEXEC);
+		if (c->wfd < 0) c->wfd = -2;
+	}
+	if (c->wfd >= 0 && pread(c->wfd, h, 32, 0) == 32) return SQLITE_OK;
+	return c->real->pMethods->xRead(c->real, h, 32, 0);
+}
+
 // flReady reads the log's header once per write lock: the byte order of
 // its checksums, and the page size the matrices are for. It answers 0
 // when that fails (nothing is noted).
@@ -427,7 +443,7 @@ static int flReady(cfile *c, unsigned ep) {
 	frameLog *fl = &c->fl;
 	if (fl->readyEpoch == ep && fl->ps == c->st.size) return 1;
 	unsigned char h[32];
-	if (c->real->pMethods->xRead(c->real, h, 32, 0) != SQLITE_OK) return 0;
+	if (walHeader(c, h) != SQLITE_OK) return 0;
 	int ps = (int)get32(h + 8, 1);
 	if (ps != c->st.size || ps < 512) return 0;
 	fl->be = h[3] & 1;
@@ -489,45 +505,40 @@ static void walNoteWrite(cfile *c, const unsigned char *p, const unsigned char *
 	int ps = fl->ps;
 	if (n == 24 && (i = walFrameNo(c, off, 1))) {
 		// A frame's header: its term is its checksum less the previous
-		// frame's carried over its words.
-		uint32_t prev[2];
-		if (fl->chain == i - 1 && fl->chainEpoch == ep) {
-			prev[0] = fl->chainSum[0];
-			prev[1] = fl->chainSum[1];
-		} else {
-			unsigned char b[8];
-			sqlite3_int64 at = i == 1 ? 24 : 32 + (i - 2) * (24 + (sqlite3_int64)ps) + 16;
-			if (c->real->pMethods->xRead(c->real, b, 8, at) != SQLITE_OK) {
-				fl->chain = -1;
-				fl->pending = 0;
-				frameNote *nt = i <= fl->cap ? &fl->notes[i - 1] : 0;
-				if (nt) nt->epoch = 0;
-				return;
-			}
-			prev[0] = get32(b, 1);
-			prev[1] = get32(b + 4, 1);
-		}
-		uint32_t s[2] = {get32(stored + 16, 1), get32(stored + 20, 1)};
-		// Once a transaction has rewritten a frame in place, SQLite
-		// appends frames with salts and checksum zero, to be set at
-		// commit: such a header gives no term (its page will).
+		// frame's carried over its words, when that one is known (the
+		// header written just before). Once a transaction has rewritten a
+		// frame in place, SQLite appends frames with salts and checksum
+		// zero, to be set at commit: such a header gives no term. Either
+		// way the term then comes from the page (a read of the previous
+		// checksum would cost a system call, and make walvfs.c write the
+		// header alone).
 		static const unsigned char zeros[16];
-		int summed = memcmp(stored + 8, zeros, 16) != 0;
-		fl->chain = summed ? i : -1;
+		uint32_t s[2] = {get32(stored + 16, 1), get32(stored + 20, 1)};
+		int chained = memcmp(stored + 8, zeros, 16) != 0;
+		uint32_t prev[2] = {fl->chainSum[0], fl->chainSum[1]};
+		int summed = chained && fl->chain == i - 1 && fl->chainEpoch == ep;
+		fl->chain = chained ? i : -1;
 		fl->chainEpoch = ep;
 		fl->chainSum[0] = s[0];
 		fl->chainSum[1] = s[1];
 		fl->pending = i; // its page comes next, unless this rewrites a checksum alone
 		frameNote *nt = flNote(fl, i);
 		if (!nt) return;
-		uint32_t carried[2];
-		matApply(carried, fl->a, prev);
 		// A header written again with the same page number and size
-		// (SQLite setting checksums at commit) leaves its page as it was.
-		if (!(noteValid(fl, nt, ep) && memcmp(nt->hdr, stored, 8) == 0)) nt->sealed = 0;
-		nt->summed = summed;
-		nt->t[0] = s[0] - carried[0];
-		nt->t[1] = s[1] - carried[1];
+		// leaves its page as it was (SQLite setting checksums at commit;
+		// if its page follows, the page sets the term).
+		int same = noteValid(fl, nt, ep) && memcmp(nt->hdr, stored, 8) == 0;
+		if (!same) nt->sealed = 0;
+		if (summed) {
+			uint32_t carried[2];
+			matApply(carried, fl->a, prev);
+			nt->t[0] = s[0] - carried[0];
+			nt->t[1] = s[1] - carried[1];
+			nt->summed = 1;
+		} else if (!same) {
+			nt->summed = 0;
+		}
+		nt->fromHdr = summed;
 		memcpy(nt->hdr, stored, 24);
 		nt->epoch = ep;
 		nt->gen = fl->gen;
@@ -542,13 +553,14 @@ static void walNoteWrite(cfile *c, const unsigned char *p, const unsigned char *
 			nt->epoch = 0;
 			return;
 		}
-		if (!appended || !nt->summed) {
-			// Rewritten in place (the header stays), or appended with
-			// no checksum: the term from the header's words and this
-			// page's.
+		if (!appended || !nt->fromHdr) {
+			// Rewritten in place (the header stays), or appended after a
+			// header that gave no term: the term from the header's words
+			// and this page's.
 			frameTerm(fl, nt->hdr, p, nt->t);
 			nt->summed = 1;
 		}
+		nt->fromHdr = 0;
 		nt->sealed = 1;
 		return;
 	}
@@ -594,6 +606,9 @@ static int walFromNotes(cfile *c, unsigned char *p, sqlite3_int64 off) {
 static int readWALMapped(cfile *c, void *p, int n, sqlite3_int64 off) {
 	sqlite3_int64 ps = c->st.size;
 	if (ps == 0) return -1;
+	// Frames walvfs.c holds back are not in the file (nor in the mapping)
+	// yet: they go out first.
+	if (agentfs_wal_flush(c->real) != SQLITE_OK) return -1;
 	if (walPage(c, n, off)) {
 		// A checkpoint's copy reads pages as stored: pread(2) does that
 		// as fast as a copy from the mapping would, without faulting in
@@ -790,7 +805,10 @@ static int cOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 		// The database file this log belongs to, when it is one of ours
 		// (of this VFS: the same codec).
 		cfile *db = (cfile *)sqlite3_database_file_object(name);
-		if (db && db->base.pMethods == &cMethods && db->kind == AGENTFS_DB && db->codec == c->codec) c->db = db;
+		if (db && db->base.pMethods == &cMethods && db->kind == AGENTFS_DB && db->codec == c->codec) {
+			c->db = db;
+			agentfs_wal_link(c->real, db->real);
+		}
 	}
 	return rc;
 }
@@ -816,7 +834,10 @@ static sqlite3_syscall_ptr cGetSystemCall(sqlite3_vfs *v, const char *n) { retur
 static const char *cNextSystemCall(sqlite3_vfs *v, const char *n) { return ROOT(v)->xNextSystemCall(ROOT(v), n); }
 
 sqlite3_vfs *agentfs_crypt_register(const char *name, uintptr_t codec) {
-	sqlite3_vfs *root = sqlite3_vfs_find(0);
+	// walvfs.c's VFS when registered (a transaction's log frames leave in
+	// few writes, as a plain database's), else SQLite's default.
+	sqlite3_vfs *root = sqlite3_vfs_find("agentfs-unix");
+	if (!root) root = sqlite3_vfs_find(0);
 	if (!root) return 0;
 	cvfs *v = calloc(1, sizeof *v);
 	if (!v) return 0;

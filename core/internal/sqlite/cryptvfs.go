@@ -44,6 +44,7 @@ func RegisterCrypt(codec *crypt.Codec) (name string, unregister func(), err erro
 	// Registering a VFS initializes SQLite, after which go-libsql could
 	// no longer configure it (see libsqlReady).
 	libsqlReady()
+	walVFS() // the VFS it wraps, when there is one
 	var b [8]byte
 	rand.Read(b[:])
 	name = "agentfs-cgocrypt-" + hex.EncodeToString(b[:])

@@ -338,6 +338,27 @@ static const sqlite3_io_methods dMethods = {
 
 static sqlite3_vfs *root;
 
+// For a VFS over this one (cryptvfs.c): agentfs_wal_flush writes what the
+// log file f (of this VFS) holds, before a read that does not go through
+// it (a mapping of the file); agentfs_wal_link tells the log wal of this
+// VFS which database file of this VFS is its connection's, when that
+// VFS's database file wraps it (sqlite3_database_file_object finds the
+// wrapper, not this VFS's file). Both ignore files of other VFSes.
+int agentfs_wal_flush(sqlite3_file *f) {
+	if (!f || f->pMethods != &wMethods) return SQLITE_OK;
+	wfile *w = (wfile *)f;
+	w->afterWrite = 0; // a read follows, as wRead's
+	return release(w);
+}
+
+void agentfs_wal_link(sqlite3_file *wal, sqlite3_file *db) {
+	if (!wal || !db || wal->pMethods != &wMethods || db->pMethods != &dMethods) return;
+	wfile *w = (wfile *)wal;
+	dfile *d = (dfile *)db;
+	d->wal = w;
+	w->db = d;
+}
+
 static int wOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out) {
 	(void)vfs;
 	if (flags & SQLITE_OPEN_MAIN_DB) {

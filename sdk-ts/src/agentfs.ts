@@ -3,7 +3,6 @@
 // http`), with agentfs-sdk 0.6.4's API: agent.fs, agent.kv, agent.tools,
 // close().
 
-import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
@@ -22,6 +21,7 @@ import { ToolCalls } from "./tools.js";
 import type { Transport } from "./transport.js";
 import { loadWasm, type WasmEngine } from "./wasm.js";
 import { mountSandbox, type MountSandboxOptions, type SandboxMount } from "./mount.js";
+import { randomUUID } from "./nodelazy.js";
 
 export interface AgentFSOptions {
   /**

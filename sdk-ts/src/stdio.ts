@@ -14,7 +14,7 @@ import { FrameSchema, type OpenOptionsSchema } from "./gen/agentfs/v1/protocol_p
 import { AgentFSError, abortError, fromProto, kindError } from "./errors.js";
 import { encode, type Transport } from "./transport.js";
 import { ChildLink, LocalLink, type Addon, type Link } from "./link.js";
-import { callFrame, decodeFrame, decodeResult, decodeResultBody, decodeWelcome, encodeFrame, FrameReader, helloFrame, partsLength, PROTOCOL_VERSION } from "./wire.js";
+import { callFrame, decodeFrame, decodeResult, decodeResultBody, decodeWelcome, encodeFrame, FrameReader, helloFrame, partsLength, PROTOCOL_VERSION, shutdownFrame } from "./wire.js";
 
 const CLIENT = "agentfs-sdk-ts/0.7.0";
 const HELLO_ID = 1;
@@ -341,7 +341,7 @@ export class StdioTransport implements Transport {
       const id = this.nextId++;
       const done = new Promise<Uint8Array>((resolve, reject) => this.pending.set(id, { resolve, reject }));
       this.ref();
-      this.sendFrame({ id: BigInt(id), body: { case: "shutdown", value: {} } });
+      this.link.write([encodeFrame(shutdownFrame(id))]);
       this.link.end();
       const timer = setTimeout(() => this.link.kill("SIGKILL"), timeoutMs);
       try {

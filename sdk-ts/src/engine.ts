@@ -8,7 +8,8 @@
 
 import { accessSync, constants, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { delimiter, dirname, join } from "node:path";
+import { basename, delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { kindError } from "./errors.js";
 
 /** The platforms that have an engine package (@agentfs-sdk/<platform>). */
@@ -23,7 +24,16 @@ export function enginePackage(): string {
 
 // The directory of this platform's engine package, resolved as Node
 // resolves any dependency of agentfs-sdk (hoisted or nested), or undefined.
+// The two places Node looks first from dist/ (agentfs-sdk's own
+// node_modules, then the node_modules it is installed in: npm's nested
+// and hoisted layouts) are checked directly: the resolution itself (the
+// CommonJS loader's first use) is about a millisecond of the cold start.
+// Any other layout (pnpm's, a node_modules further up) goes through it.
 function enginePackageDir(): string | undefined {
+  const root = dirname(dirname(fileURLToPath(import.meta.url)));
+  const candidates = [join(root, "node_modules", enginePackage())];
+  if (basename(dirname(root)) === "node_modules") candidates.push(join(dirname(root), enginePackage()));
+  for (const dir of candidates) if (isFile(join(dir, "package.json"))) return dir;
   try {
     return dirname(createRequire(import.meta.url).resolve(`${enginePackage()}/package.json`));
   } catch {

@@ -6,11 +6,11 @@
 // with --omit=optional) the WebAssembly engine bundled in agentfs-sdk runs,
 // after one line on stderr.
 
-import { accessSync, constants, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { kindError } from "./errors.js";
+import { fs } from "./nodelazy.js";
 
 /** The platforms that have an engine package (@agentfs-sdk/<platform>). */
 export const enginePlatforms = ["linux-x64", "linux-arm64", "darwin-arm64", "darwin-x64", "win32-x64"] as const;
@@ -43,8 +43,8 @@ function enginePackageDir(): string | undefined {
 
 function executable(p: string): boolean {
   try {
-    accessSync(p, constants.X_OK);
-    return statSync(p).isFile();
+    fs().accessSync(p, fs().constants.X_OK);
+    return fs().statSync(p).isFile();
   } catch {
     return false;
   }
@@ -52,7 +52,7 @@ function executable(p: string): boolean {
 
 function isFile(p: string): boolean {
   try {
-    return statSync(p).isFile();
+    return fs().statSync(p).isFile();
   } catch {
     return false;
   }

@@ -5,13 +5,12 @@
 // over the agent's files; unmount() hands them back. Linux with /dev/fuse
 // (and fusermount3 when not root).
 
-import { rmdirSync } from "node:fs";
 import { mkdtemp, rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { findEngine } from "./engine.js";
 import { kindError } from "./errors.js";
-import { childProcess } from "./nodelazy.js";
+import { childProcess, fs } from "./nodelazy.js";
 
 export interface MountSandboxOptions {
   /** Host directory to mount on (it must exist and be empty); default: a new temporary directory, removed by unmount(). */
@@ -62,7 +61,7 @@ function unmountAtExit(): void {
       try {
         childProcess().execFileSync(m.bin, args, { env: m.env, stdio: "ignore" });
         if (m.temp) {
-          try { rmdirSync(dir); } catch { /* still busy: left to the OS's temp cleanup */ }
+          try { fs().rmdirSync(dir); } catch { /* still busy: left to the OS's temp cleanup */ }
         }
         break;
       } catch { /* busy: try lazily, else leave it to "agentfs prune" */ }

@@ -4,6 +4,9 @@
 // first writeFile done), and the default transport, the engine in this
 // process, needs neither: only the "process" transport (spawn), the WASM
 // engine's temporary names (randomUUID) and mountSandbox (execFile) do.
+// node:fs is loaded already, but an ES import of it builds its module
+// facade, which reads every export, lazy ones included: fs.ReadStream
+// loads the stream modules (0.6 ms); require() returns it as it is.
 // require() of a built-in is synchronous, so callers stay as they were.
 
 import { createRequire } from "node:module";
@@ -13,6 +16,11 @@ let req: NodeJS.Require | undefined;
 function load<T>(name: string): T {
   req ??= createRequire(import.meta.url);
   return req(name) as T;
+}
+
+/** node:fs, without its ES module facade. */
+export function fs(): typeof import("node:fs") {
+  return load("node:fs");
 }
 
 /** node:child_process, loaded now. */

@@ -85,6 +85,7 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 		}
 		opts.Base = abs
 	}
+	created := false
 	if err := store.Stat(path); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, statError(path, err)
@@ -92,17 +93,28 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 		if !opts.Create || opts.ReadOnly {
 			return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.ENOENT}
 		}
-		if err := create(ctx, path, opts); err != nil {
+		if created, err = create(ctx, path, opts); err != nil {
 			return nil, err
 		}
 	}
-	db, info, err := probe(ctx, path, opts)
-	if err != nil {
-		return nil, err
+	var db *store.DB
+	var info schema.Info
+	if !created {
+		// A file this call did not write is inspected before anything
+		// opens it for writing. One it has just written holds this
+		// build's schema and nothing else: the probe (a read-only
+		// connection and an inspection, about 0.5 ms of a cold start)
+		// would learn nothing. prepare still inspects it under the
+		// writable connection, as it does any file.
+		var err error
+		if db, info, err = probe(ctx, path, opts); err != nil {
+			return nil, err
+		}
 	}
 	if db == nil {
 		// Writable: everything that could refuse the file has been
 		// checked through the read-only connection.
+		var err error
 		db, err = store.Open(ctx, path, store.Options{Durability: opts.Durability, PageSize: opts.PageSize, Encryption: opts.Encryption})
 		if err != nil {
 			return nil, err
@@ -123,9 +135,10 @@ func Open(ctx context.Context, path string, opts Options) (*Agent, error) {
 		fsOpts.Base = a.Info.OverlayBase
 	}
 	a.FS = vfs.New(db, a.Info.ChunkSize, fsOpts)
-	if !opts.ReadOnly {
+	if !opts.ReadOnly && !created {
 		// Staging inodes of atomic writes whose process was killed are
-		// garbage (vfs/atomic.go). One query when there are none; a
+		// garbage (vfs/atomic.go); a database created by this call has
+		// none. One query when there are none; a
 		// failure (another writer holding the lock past the busy
 		// timeout) leaves them to the next staged write, which reclaims
 		// them too, and must not make the agent unusable.
@@ -166,9 +179,9 @@ func statError(path string, err error) error {
 // create builds a new database at path, atomically: nothing appears at
 // path unless the whole schema (and the overlay configuration) was
 // written. When another process created path meanwhile, its database is
-// the one opened next.
-func create(ctx context.Context, path string, opts Options) error {
-	err := store.CreateFile(ctx, path, store.Options{Durability: opts.Durability, PageSize: opts.PageSize, Encryption: opts.Encryption}, func(db *store.DB) error {
+// the one opened next, and created is false.
+func create(ctx context.Context, path string, opts Options) (created bool, err error) {
+	err = store.CreateFile(ctx, path, store.Options{Durability: opts.Durability, PageSize: opts.PageSize, Encryption: opts.Encryption}, func(db *store.DB) error {
 		return db.Write(ctx, func(c *store.Conn) error {
 			if err := schema.Create(c, opts.ChunkSize); err != nil {
 				return err
@@ -180,9 +193,9 @@ func create(ctx context.Context, path string, opts Options) error {
 		})
 	})
 	if errors.Is(err, fs.ErrExist) {
-		return nil
+		return false, nil
 	}
-	return err
+	return err == nil, err
 }
 
 // probe inspects the existing database at path through a read-only

@@ -85,9 +85,15 @@ func newStdioConn(r io.Reader, w io.Writer, logw io.Writer, version string) *std
 
 // serve runs the connection: the handshake, then calls until the end.
 func (c *stdioConn) serve(ctx context.Context) error {
-	defer c.stopWriting()
-
 	sess, cleanup, err := c.handshake(ctx)
+	return c.run(sess, cleanup, err)
+}
+
+// run serves calls after the handshake, until the end, in the session's
+// context; err is the handshake's failure, which ends the connection at
+// once.
+func (c *stdioConn) run(sess *Session, cleanup func(), err error) error {
+	defer c.stopWriting()
 	c.readyOnce.Do(func() { close(c.ready) })
 	if err != nil {
 		return err
@@ -98,7 +104,7 @@ func (c *stdioConn) serve(ctx context.Context) error {
 	// must not leave scripts running).
 	defer sess.CloseProcs()
 	defer sess.CloseAgentSessions()
-	ctx = c.ctx
+	ctx := c.ctx
 
 	// The read loop runs on its own so that a silent client (heartbeat)
 	// or a cancelled ctx can end the engine while a read blocks.
@@ -173,22 +179,29 @@ func (c *stdioConn) handshake(ctx context.Context) (*Session, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("handshake: %w", err)
 	}
+	sess, cleanup, answer, err := c.greet(ctx, frame)
+	c.send(marshalFrame(answer))
+	return sess, cleanup, err
+}
+
+// greet answers the Hello frame (serialized, without its length): it
+// opens the agent and returns the Welcome, or the Result frame of a
+// refusal with ErrHandshake. On success the connection is ready (calls
+// may run) before the caller passes the Welcome on.
+func (c *stdioConn) greet(ctx context.Context, frame []byte) (*Session, func(), *v1.Frame, error) {
 	var f v1.Frame
 	if err := proto.Unmarshal(frame, &f); err != nil || f.GetHello() == nil {
-		c.refuse(f.GetId(), errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "the first frame must be Hello (spec/PROTOCOL.md)"))
-		return nil, nil, ErrHandshake
+		return c.refuse(f.GetId(), errorf(v1.ErrorKind_ERROR_KIND_INVALID_ARGUMENT, "the first frame must be Hello (spec/PROTOCOL.md)"))
 	}
 	h := f.GetHello()
 	if h.ProtocolVersion != ProtocolVersion {
-		c.refuse(f.Id, errorf(v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION,
+		return c.refuse(f.Id, errorf(v1.ErrorKind_ERROR_KIND_FAILED_PRECONDITION,
 			"engine %s speaks stdio protocol %d, client %q speaks %d: use an SDK and an engine of matching versions (set AGENTFS_BIN to the engine the SDK expects)",
 			c.svc.Version, ProtocolVersion, h.Client, h.ProtocolVersion))
-		return nil, nil, ErrHandshake
 	}
 	a, id, cleanup, err := openForHello(ctx, h.GetOpen())
 	if err != nil {
-		c.refuse(f.Id, err)
-		return nil, nil, ErrHandshake
+		return c.refuse(f.Id, err)
 	}
 	sess := NewSession(a, id, c)
 	sess.ReadOnly = h.GetOpen().GetReadOnly()
@@ -197,8 +210,7 @@ func (c *stdioConn) handshake(ctx context.Context) (*Session, func(), error) {
 	if err != nil {
 		a.Close()
 		cleanup()
-		c.refuse(f.Id, err)
-		return nil, nil, ErrHandshake
+		return c.refuse(f.Id, err)
 	}
 	c.heartbeat = time.Duration(h.HeartbeatMs) * time.Millisecond
 	c.lastSeen.Store(time.Now().UnixNano())
@@ -206,15 +218,16 @@ func (c *stdioConn) handshake(ctx context.Context) (*Session, func(), error) {
 	// calls synchronously (Local.CallSync) as soon as it has read it.
 	c.sess, c.ctx = sess, WithSession(ctx, sess)
 	c.readyOnce.Do(func() { close(c.ready) })
-	c.send(marshalFrame(&v1.Frame{Id: f.Id, Body: &v1.Frame_Welcome{Welcome: &v1.Welcome{
+	welcome := &v1.Frame{Id: f.Id, Body: &v1.Frame_Welcome{Welcome: &v1.Welcome{
 		ProtocolVersion: ProtocolVersion, EngineVersion: c.svc.Version, Info: info,
-	}}}))
-	return sess, func() { a.Close(); cleanup() }, nil
+	}}}
+	return sess, func() { a.Close(); cleanup() }, welcome, nil
 }
 
-func (c *stdioConn) refuse(id uint64, err error) {
+// refuse logs why the handshake failed and returns greet's answer for it.
+func (c *stdioConn) refuse(id uint64, err error) (*Session, func(), *v1.Frame, error) {
 	c.log.Printf("handshake refused: %v", err)
-	c.send(marshalFrame(&v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}))
+	return nil, nil, &v1.Frame{Id: id, Body: &v1.Frame_Result{Result: &v1.Result{Error: ToProto(err)}}}, ErrHandshake
 }
 
 // openForHello opens what the handshake names: an agent id, a path, or a

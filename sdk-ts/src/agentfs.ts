@@ -3,8 +3,6 @@
 // http`), with agentfs-sdk 0.6.4's API: agent.fs, agent.kv, agent.tools,
 // close().
 
-import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
 import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { AgentServiceClient, SandboxServiceClient } from "./gen/agentfs/v1/clients_agentfs.js";
@@ -22,6 +20,7 @@ import { ToolCalls } from "./tools.js";
 import type { Transport } from "./transport.js";
 import { loadWasm, type WasmEngine } from "./wasm.js";
 import { mountSandbox, type MountSandboxOptions, type SandboxMount } from "./mount.js";
+import { fs, randomUUID } from "./nodelazy.js";
 
 export interface AgentFSOptions {
   /**
@@ -278,10 +277,10 @@ export class AgentFS {
     const name = file ?? `/memory/${randomUUID()}.db`;
     if (options.data) {
       engine.load(name, Uint8Array.from(options.data));
-    } else if (file && existsSync(file)) {
+    } else if (file && fs().existsSync(file)) {
       // Committed transactions may still be in the -wal file only (another
       // engine has the file open, or closed it without a checkpoint).
-      const wal = existsSync(`${file}-wal`) ? await readFile(`${file}-wal`) : undefined;
+      const wal = fs().existsSync(`${file}-wal`) ? await readFile(`${file}-wal`) : undefined;
       engine.load(name, await readFile(file), wal?.length ? wal : undefined);
     }
     let t: StdioTransport;

@@ -6,10 +6,11 @@
 // with --omit=optional) the WebAssembly engine bundled in agentfs-sdk runs,
 // after one line on stderr.
 
-import { accessSync, constants, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { delimiter, dirname, join } from "node:path";
+import { basename, delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { kindError } from "./errors.js";
+import { fs } from "./nodelazy.js";
 
 /** The platforms that have an engine package (@agentfs-sdk/<platform>). */
 export const enginePlatforms = ["linux-x64", "linux-arm64", "darwin-arm64", "darwin-x64", "win32-x64"] as const;
@@ -23,7 +24,16 @@ export function enginePackage(): string {
 
 // The directory of this platform's engine package, resolved as Node
 // resolves any dependency of agentfs-sdk (hoisted or nested), or undefined.
+// The two places Node looks first from dist/ (agentfs-sdk's own
+// node_modules, then the node_modules it is installed in: npm's nested
+// and hoisted layouts) are checked directly: the resolution itself (the
+// CommonJS loader's first use) is about a millisecond of the cold start.
+// Any other layout (pnpm's, a node_modules further up) goes through it.
 function enginePackageDir(): string | undefined {
+  const root = dirname(dirname(fileURLToPath(import.meta.url)));
+  const candidates = [join(root, "node_modules", enginePackage())];
+  if (basename(dirname(root)) === "node_modules") candidates.push(join(dirname(root), enginePackage()));
+  for (const dir of candidates) if (isFile(join(dir, "package.json"))) return dir;
   try {
     return dirname(createRequire(import.meta.url).resolve(`${enginePackage()}/package.json`));
   } catch {
@@ -33,8 +43,8 @@ function enginePackageDir(): string | undefined {
 
 function executable(p: string): boolean {
   try {
-    accessSync(p, constants.X_OK);
-    return statSync(p).isFile();
+    fs().accessSync(p, fs().constants.X_OK);
+    return fs().statSync(p).isFile();
   } catch {
     return false;
   }
@@ -42,7 +52,7 @@ function executable(p: string): boolean {
 
 function isFile(p: string): boolean {
   try {
-    return statSync(p).isFile();
+    return fs().statSync(p).isFile();
   } catch {
     return false;
   }

@@ -4,11 +4,12 @@
 // the same frames travel through memory and short calls can also be
 // answered synchronously.
 
-import { spawn, type ChildProcessByStdio } from "node:child_process";
-import { createRequire } from "node:module";
+import type { ChildProcessByStdio } from "node:child_process";
+import { resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { kindError } from "./errors.js";
 import { setAddonLoader, type Addon, type Link, type LinkEvents } from "./locallink.js";
+import { childProcess } from "./nodelazy.js";
 
 export { LocalLink, type Addon, type Link, type LinkEvents } from "./locallink.js";
 
@@ -21,7 +22,7 @@ export class ChildLink implements Link {
   private stderrTail = "";
 
   constructor(engine: string, events: LinkEvents, cwd?: string, env?: NodeJS.ProcessEnv) {
-    this.child = spawn(engine, ["serve", "--stdio"], {
+    this.child = childProcess().spawn(engine, ["serve", "--stdio"], {
       stdio: ["pipe", "pipe", "pipe"],
       cwd,
       env: env ? { ...process.env, ...env } : process.env,
@@ -80,11 +81,18 @@ export class ChildLink implements Link {
 
 const addons = new Map<string, Addon>();
 
+// process.dlopen, not require(): the addon is named by a file path, and
+// require's resolution (the CommonJS loader's first use, a stat and a
+// realpath of each directory) costs about a millisecond of the cold start.
+// A relative path is relative to the working directory, as chooseEngine's
+// check of the file is.
 function loadAddon(path: string): Addon {
   let a = addons.get(path);
   if (!a) {
     try {
-      a = createRequire(import.meta.url)(path) as Addon;
+      const m = { exports: {} };
+      process.dlopen(m, resolve(path));
+      a = m.exports as Addon;
     } catch (e) {
       throw kindError("UNAVAILABLE", `cannot load the agentfs engine addon ${path}: ${(e as Error).message} (use { transport: "process" } to run the engine as a child process)`);
     }

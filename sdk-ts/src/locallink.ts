@@ -34,6 +34,14 @@ export interface Link {
    * engine reads in place, which must stay alive until that answer.
    */
   submit?(id: number, method: Uint8Array, payload: readonly Uint8Array[]): Uint8Array | undefined;
+  /**
+   * hello makes the handshake on this thread (in-process link only, when
+   * the engine can): frame is the Hello without its length prefix, the
+   * answer the engine's frame (Welcome, or the Result of a refusal), as
+   * it would have arrived. Undefined when it cannot: send the Hello as a
+   * frame instead.
+   */
+  hello?(frame: Uint8Array): Buffer | undefined;
 }
 
 // File data of at least this size is read by an in-process engine where
@@ -49,6 +57,8 @@ export interface Addon {
   call(handle: number, method: Uint8Array, payload: Uint8Array): Buffer;
   submit(handle: number, id: number, method: Uint8Array, head: Uint8Array, data?: Uint8Array): void;
   ref(handle: number, on: boolean): void;
+  /** The handshake on this thread: the answer frame, or undefined when the engine has finished (the native addon only). */
+  hello?(handle: number, frame: Uint8Array): Buffer | undefined;
 }
 
 /** How a LocalLink loads an addon named by path (set by link.ts under Node). */
@@ -107,6 +117,11 @@ export class LocalLink implements Link {
 
   keepAlive(on: boolean): void {
     if (!this.gone) this.addon.ref(this.handle, on);
+  }
+
+  hello(frame: Uint8Array): Buffer | undefined {
+    if (this.ended || !this.addon.hello) return undefined;
+    return this.addon.hello(this.handle, frame);
   }
 
   callSync(method: Uint8Array, payload: Uint8Array): Uint8Array {

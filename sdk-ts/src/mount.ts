@@ -5,13 +5,12 @@
 // over the agent's files; unmount() hands them back. Linux with /dev/fuse
 // (and fusermount3 when not root).
 
-import { execFile, execFileSync } from "node:child_process";
-import { rmdirSync } from "node:fs";
 import { mkdtemp, rmdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { findEngine } from "./engine.js";
 import { kindError } from "./errors.js";
+import { childProcess, fs } from "./nodelazy.js";
 
 export interface MountSandboxOptions {
   /** Host directory to mount on (it must exist and be empty); default: a new temporary directory, removed by unmount(). */
@@ -34,7 +33,7 @@ export interface SandboxMount {
 
 function run(bin: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((done, fail) => {
-    execFile(bin, args, { env }, (err, _stdout, stderr) => {
+    childProcess().execFile(bin, args, { env }, (err, _stdout, stderr) => {
       if (!err) return done();
       // The CLI's one-line error (and hint) says what went wrong.
       const msg = String(stderr).trim().split("\n").filter(Boolean).join("; ") || err.message;
@@ -60,9 +59,9 @@ function unmountAtExit(): void {
   for (const [dir, m] of live) {
     for (const args of [["umount", dir], ["umount", "--lazy", dir]]) {
       try {
-        execFileSync(m.bin, args, { env: m.env, stdio: "ignore" });
+        childProcess().execFileSync(m.bin, args, { env: m.env, stdio: "ignore" });
         if (m.temp) {
-          try { rmdirSync(dir); } catch { /* still busy: left to the OS's temp cleanup */ }
+          try { fs().rmdirSync(dir); } catch { /* still busy: left to the OS's temp cleanup */ }
         }
         break;
       } catch { /* busy: try lazily, else leave it to "agentfs prune" */ }

@@ -316,6 +316,19 @@ export function helloFrame(id: number, client: string, open: MessageInitShape<ty
 }
 
 /**
+ * shutdownFrame serializes Frame{id, shutdown: {}}, as toBinary(FrameSchema,
+ * ...) would. By hand, so that close() builds no descriptor: an agent that
+ * only read and wrote files never needed one, and building them is several
+ * milliseconds of a short-lived process's exit.
+ */
+export function shutdownFrame(id: number): Uint8Array {
+  const f = new Writer();
+  f.scalar(1, "int64", id);
+  f.bytes(9, new Uint8Array(0));
+  return f.finish();
+}
+
+/**
  * writeFileHead serializes a WriteFileRequest without its data (field 2,
  * which the caller appends with bytesField): path, mode, create_parents,
  * append, exclusive. It is sent for every writeFile, so it is built in

@@ -158,6 +158,22 @@ static napi_value js_write(napi_env env, napi_callback_info info) {
 	return NULL;
 }
 
+// hello(handle, frame) -> the serialized answer frame (Welcome, or the
+// Result of a refusal): the handshake, made on this thread. frame is the
+// client's Hello without the length prefix. Undefined when the engine has
+// already finished.
+static napi_value js_hello(napi_env env, napi_callback_info info) {
+	size_t argc = 2;
+	napi_value argv[2];
+	uint32_t h;
+	void *p;
+	size_t n;
+	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != 0 || argc < 2 || !handle_arg(env, argv[0], &h) ||
+	    !bytes_arg(env, argv[1], &p, &n) || n == 0)
+		return fail(env, "hello(handle, frame: Uint8Array)");
+	return agentfsHello(env, h, p, n);
+}
+
 // end(handle): the client will write no more (like closing stdin).
 static napi_value js_end(napi_env env, napi_callback_info info) {
 	size_t argc = 1;
@@ -230,6 +246,7 @@ static void define(napi_env env, napi_value exports, const char *name, napi_call
 __attribute__((visibility("default"))) napi_value napi_register_module_v1(napi_env env, napi_value exports) {
 	define(env, exports, "start", js_start);
 	define(env, exports, "write", js_write);
+	define(env, exports, "hello", js_hello);
 	define(env, exports, "end", js_end);
 	define(env, exports, "call", js_call);
 	define(env, exports, "submit", js_submit);

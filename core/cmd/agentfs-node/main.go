@@ -98,6 +98,18 @@ func agentfsEnd(h C.uint32_t) {
 	}
 }
 
+//export agentfsHello
+func agentfsHello(env C.napi_env, h C.uint32_t, p unsafe.Pointer, n C.size_t) C.napi_value {
+	c := lookup(h)
+	if c == nil {
+		return nil // the engine has finished: its last words are on their way
+	}
+	// Node's memory, valid during this call: decoding copies what the
+	// agent keeps.
+	answer := c.local.Hello(unsafe.Slice((*byte)(p), int(n)))
+	return C.agentfs_result(env, unsafe.Pointer(&answer[0]), C.size_t(len(answer)), nil, 0)
+}
+
 //export agentfsLink
 func agentfsLink(h C.uint32_t) *C.agentfs_link {
 	if c := lookup(h); c != nil {

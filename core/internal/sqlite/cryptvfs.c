@@ -31,8 +31,6 @@ int sqlite3_vfs_register(sqlite3_vfs *, int makeDflt);
 int sqlite3_vfs_unregister(sqlite3_vfs *);
 sqlite3_vfs *sqlite3_vfs_find(const char *);
 sqlite3_file *sqlite3_database_file_object(const char *);
-int agentfs_wal_flush(sqlite3_file *);
-void agentfs_wal_link(sqlite3_file *wal, sqlite3_file *db);
 
 #define SQLITE_OK 0
 #define SQLITE_NOMEM 7

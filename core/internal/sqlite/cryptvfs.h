@@ -1,5 +1,6 @@
 // The parts of SQLite's VFS interface (sqlite3.h, a stable ABI) that the
-// encrypting VFS uses: go-libsql links SQLite but ships no header.
+// encrypting VFS (cryptvfs.c) and walvfs.c use: go-libsql links SQLite but
+// ships no header.
 #ifndef AGENTFS_CRYPTVFS_H
 #define AGENTFS_CRYPTVFS_H
 
@@ -79,6 +80,9 @@ void agentfs_crypt_unregister(sqlite3_vfs *vfs);
 // Whole frames of logs answered from the VFS's notes (see cryptvfs.c's
 // frameNote), in this process: for tests.
 extern int64_t agentfs_crypt_note_hits;
+// walvfs.c's calls for a VFS over it (see there).
+int agentfs_wal_flush(sqlite3_file *f);
+void agentfs_wal_link(sqlite3_file *wal, sqlite3_file *db);
 // Reads n bytes at off from a file below the VFS (for Go).
 int agentfs_crypt_read(uintptr_t file, void *p, int n, sqlite3_int64 off);
 

@@ -427,17 +427,7 @@ func TestCryptVFS_LogMapped(t *testing.T) {
 	}
 	check(db)
 	// A copy of the database and its log recovers every committed frame.
-	copyDir := t.TempDir()
-	for _, s := range []string{"", "-wal"} {
-		b, err := os.ReadFile(path + s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(copyDir, "a.db"+s), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	check(cryptOpen(t, filepath.Join(copyDir, "a.db"), codec))
+	check(cryptOpen(t, copyWithWAL(t, path), codec))
 }
 
 // walChain checks a log's frame checksums as SQLite computes them, over
@@ -554,17 +544,7 @@ func TestCryptVFS_RewrittenChecksumsFromNotes(t *testing.T) {
 				t.Fatalf("%d of %d frames of the log chain", valid, frames)
 			}
 			// A copy of the database and its log recovers every row.
-			copyDir := t.TempDir()
-			for _, s := range []string{"", "-wal"} {
-				b, err := os.ReadFile(path + s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(copyDir, "a.db"+s), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			cp := cryptOpen(t, filepath.Join(copyDir, "a.db"), codec)
+			cp := cryptOpen(t, copyWithWAL(t, path), codec)
 			got := map[int]string{}
 			rows, err := cp.Query("SELECT k, v FROM t")
 			if err != nil {

@@ -33,60 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef int64_t sqlite3_int64;
-typedef struct sqlite3_file sqlite3_file;
-typedef struct sqlite3_io_methods sqlite3_io_methods;
-typedef struct sqlite3_vfs sqlite3_vfs;
-
-struct sqlite3_file {
-	const sqlite3_io_methods *pMethods;
-};
-
-// sqlite3.h's layouts (a stable ABI): go-libsql ships no header.
-struct sqlite3_io_methods {
-	int iVersion;
-	int (*xClose)(sqlite3_file *);
-	int (*xRead)(sqlite3_file *, void *, int iAmt, sqlite3_int64 iOfst);
-	int (*xWrite)(sqlite3_file *, const void *, int iAmt, sqlite3_int64 iOfst);
-	int (*xTruncate)(sqlite3_file *, sqlite3_int64 size);
-	int (*xSync)(sqlite3_file *, int flags);
-	int (*xFileSize)(sqlite3_file *, sqlite3_int64 *pSize);
-	int (*xLock)(sqlite3_file *, int);
-	int (*xUnlock)(sqlite3_file *, int);
-	int (*xCheckReservedLock)(sqlite3_file *, int *pResOut);
-	int (*xFileControl)(sqlite3_file *, int op, void *pArg);
-	int (*xSectorSize)(sqlite3_file *);
-	int (*xDeviceCharacteristics)(sqlite3_file *);
-	int (*xShmMap)(sqlite3_file *, int iPg, int pgsz, int, void volatile **);
-	int (*xShmLock)(sqlite3_file *, int offset, int n, int flags);
-	void (*xShmBarrier)(sqlite3_file *);
-	int (*xShmUnmap)(sqlite3_file *, int deleteFlag);
-	int (*xFetch)(sqlite3_file *, sqlite3_int64 iOfst, int iAmt, void **pp);
-	int (*xUnfetch)(sqlite3_file *, sqlite3_int64 iOfst, void *p);
-};
-
-struct sqlite3_vfs {
-	int iVersion;
-	int szOsFile;
-	int mxPathname;
-	sqlite3_vfs *pNext;
-	const char *zName;
-	void *pAppData;
-	int (*xOpen)(sqlite3_vfs *, const char *zName, sqlite3_file *, int flags, int *pOutFlags);
-	int (*xDelete)(sqlite3_vfs *, const char *zName, int syncDir);
-	int (*xAccess)(sqlite3_vfs *, const char *zName, int flags, int *pResOut);
-	int (*xFullPathname)(sqlite3_vfs *, const char *zName, int nOut, char *zOut);
-	void *(*xDlOpen)(sqlite3_vfs *, const char *zFilename);
-	void (*xDlError)(sqlite3_vfs *, int nByte, char *zErrMsg);
-	void (*(*xDlSym)(sqlite3_vfs *, void *, const char *zSymbol))(void);
-	void (*xDlClose)(sqlite3_vfs *, void *);
-	int (*xRandomness)(sqlite3_vfs *, int nByte, char *zOut);
-	int (*xSleep)(sqlite3_vfs *, int microseconds);
-	int (*xCurrentTime)(sqlite3_vfs *, double *);
-	int (*xGetLastError)(sqlite3_vfs *, int, char *);
-	int (*xCurrentTimeInt64)(sqlite3_vfs *, sqlite3_int64 *);
-	void *xSetSystemCall, *xGetSystemCall, *xNextSystemCall; // passed on as they are
-};
+// sqlite3.h's layouts (a stable ABI; go-libsql ships no header), shared
+// with the encrypting VFS.
+#include "cryptvfs.h"
 
 int sqlite3_vfs_register(sqlite3_vfs *, int makeDflt);
 sqlite3_vfs *sqlite3_vfs_find(const char *);

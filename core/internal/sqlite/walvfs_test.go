@@ -32,23 +32,30 @@ func openWAL(t *testing.T, path string, pragmas ...string) *sql.DB {
 	return db
 }
 
+// copyWithWAL copies the database file at path and its -wal (not the
+// -shm) into a new directory, and returns the copy's path.
+func copyWithWAL(t *testing.T, path string) string {
+	t.Helper()
+	cp := filepath.Join(t.TempDir(), "copy.db")
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cp+suffix, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cp
+}
+
 // recovered copies the database file and its -wal (not the -shm) into
 // a new directory and opens the copy: SQLite rebuilds the WAL index from
 // the log, checking every frame's header and checksum, and keeps only
 // the transactions whose frames are all there and valid.
 func recovered(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	dir := t.TempDir()
-	for _, suffix := range []string{"", "-wal"} {
-		b, err := os.ReadFile(path + suffix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "copy.db"+suffix), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db, err := sql.Open(sqlite.DriverName, "file:"+filepath.Join(dir, "copy.db"))
+	db, err := sql.Open(sqlite.DriverName, "file:"+copyWithWAL(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package sqlite
 
 // For the tests of walvfs.c.

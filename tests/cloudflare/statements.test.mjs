@@ -46,7 +46,7 @@ test("a small writeFile and readFile: the statements and transactions they cost"
   assert.deepEqual(overwrite.map((q) => q.split(" (")[0].split(" WHERE")[0].split(" SET")[0]), [
     "transactionSync",
     "DELETE FROM fs_data",
-    "INSERT INTO fs_data",
+    "INSERT OR FAIL INTO fs_data",
     "UPDATE fs_inode",
   ]);
 

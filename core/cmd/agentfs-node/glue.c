@@ -144,16 +144,20 @@ static napi_value js_start(napi_env env, napi_callback_info info) {
 	return out;
 }
 
-// write(handle, bytes): bytes from the client to the engine.
-static napi_value js_write(napi_env env, napi_callback_info info) {
+// handle_bytes_args reads the arguments (handle, Uint8Array) of a call.
+static int handle_bytes_args(napi_env env, napi_callback_info info, uint32_t *h, void **p, size_t *n) {
 	size_t argc = 2;
 	napi_value argv[2];
+	return napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == 0 && argc >= 2 && handle_arg(env, argv[0], h) &&
+	       bytes_arg(env, argv[1], p, n);
+}
+
+// write(handle, bytes): bytes from the client to the engine.
+static napi_value js_write(napi_env env, napi_callback_info info) {
 	uint32_t h;
 	void *p;
 	size_t n;
-	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != 0 || argc < 2 || !handle_arg(env, argv[0], &h) ||
-	    !bytes_arg(env, argv[1], &p, &n))
-		return fail(env, "write(handle, Uint8Array)");
+	if (!handle_bytes_args(env, info, &h, &p, &n)) return fail(env, "write(handle, Uint8Array)");
 	agentfsWrite(h, p, n);
 	return NULL;
 }
@@ -163,14 +167,10 @@ static napi_value js_write(napi_env env, napi_callback_info info) {
 // client's Hello without the length prefix. Undefined when the engine has
 // already finished.
 static napi_value js_hello(napi_env env, napi_callback_info info) {
-	size_t argc = 2;
-	napi_value argv[2];
 	uint32_t h;
 	void *p;
 	size_t n;
-	if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != 0 || argc < 2 || !handle_arg(env, argv[0], &h) ||
-	    !bytes_arg(env, argv[1], &p, &n) || n == 0)
-		return fail(env, "hello(handle, frame: Uint8Array)");
+	if (!handle_bytes_args(env, info, &h, &p, &n) || n == 0) return fail(env, "hello(handle, frame: Uint8Array)");
 	return agentfsHello(env, h, p, n);
 }
 

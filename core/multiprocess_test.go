@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agentfs-go/agentfs/core"
+	"github.com/agentfs-go/agentfs/core/store"
 	"github.com/agentfs-go/agentfs/core/toolcalls"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
@@ -34,6 +36,7 @@ const (
 	envHelperDB   = "AGENTFS_TEST_HELPER_DB"
 	envHelperProc = "AGENTFS_TEST_HELPER_PROC" // index of the process
 	envHelperN    = "AGENTFS_TEST_HELPER_N"    // operations, or generation base
+	envHelperKey  = "AGENTFS_TEST_HELPER_KEY"  // hex key of an encrypted database
 )
 
 // TestHelperProcess is not a test: it is the body of the child processes
@@ -60,6 +63,8 @@ func TestHelperProcess(t *testing.T) {
 		err = helperCrashOpen()
 	case "atomic-write":
 		err = helperAtomicWrite()
+	case "touch":
+		err = helperTouch()
 	default:
 		err = fmt.Errorf("unknown helper role %q", role)
 	}
@@ -412,6 +417,31 @@ func helperCreate() error {
 		if err := a.KV.Set(ctx, mpKey(proc, j), mpValue{Proc: proc, N: j, Tag: "v"}); err != nil {
 			return fmt.Errorf("kv set: %w", err)
 		}
+	}
+	return a.Close()
+}
+
+// helperTouch opens the database (with the key in envHelperKey, if any),
+// writes /touch-PROC and closes it: a short-lived second process, like a
+// CLI command run beside a long-lived engine.
+func helperTouch() error {
+	db, proc := os.Getenv(envHelperDB), helperEnvInt(envHelperProc)
+	var enc *store.Encryption
+	if k := os.Getenv(envHelperKey); k != "" {
+		key, err := hex.DecodeString(k)
+		if err != nil {
+			return err
+		}
+		enc = &store.Encryption{Key: key}
+	}
+	ctx := context.Background()
+	a, err := core.Open(ctx, db, core.Options{Encryption: enc})
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	if err := a.FS.WriteFile(ctx, fmt.Sprintf("/touch-%d", proc), []byte("touched"), vfs.WriteOptions{}); err != nil {
+		a.Close()
+		return fmt.Errorf("write: %w", err)
 	}
 	return a.Close()
 }

@@ -137,7 +137,7 @@ func (d *database) fileSize() uint32 {
 // contents they had before it: one transaction, before the checkpoint.
 func (d *database) saveHistory(ctx context.Context, rev uint64, pages []uint32, newSize uint32) error {
 	oldSize := d.fileSize()
-	f, err := os.Open(d.path)
+	f, err := sqlite.OpenFile(d.path) // not os.Open: see sqlite.File
 	if err != nil {
 		return err
 	}

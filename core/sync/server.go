@@ -357,7 +357,7 @@ func (s *Server) pullUpdates(w http.ResponseWriter, r *http.Request) {
 		}
 		sel = qsel
 	}
-	f, err := os.Open(d.path)
+	f, err := sqlite.OpenFile(d.path) // not os.Open: see sqlite.File
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

@@ -15,10 +15,24 @@ var (
 	ErrNotEncrypted = errors.New("the database is not encrypted: open it without a key, or encrypt it first with `agentfs encrypt ID`")
 )
 
+// File is what Sniff and Check read a database file through.
+type File interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// OpenFile opens a database file for Sniff and Check. It is os.Open
+// unless this process links a SQLite that locks files with POSIX locks:
+// closing an *os.File of a database releases every such lock this
+// process holds on it, those of its open connections included, and
+// internal/sqlite then sets a reader that goes through SQLite's own
+// files (see its dbfile.c).
+var OpenFile = func(path string) (File, error) { return os.Open(path) }
+
 // Sniff reports the cipher a database file at path is encrypted with in
 // Turso's format, "" for a file that is not (or is empty or missing).
 func Sniff(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := OpenFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return "", nil
@@ -49,7 +63,7 @@ func SniffReader(r io.ReaderAt) string {
 // the codec: page 1 decrypts. A missing or empty file passes (it will be
 // created encrypted).
 func (k *Codec) Check(path string) error {
-	f, err := os.Open(path)
+	f, err := OpenFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil

@@ -236,7 +236,7 @@ func TestMigrate_Encrypted(t *testing.T) {
 	plain := oldLayout(t, "0.2")
 	p := filepath.Join(t.TempDir(), "enc.db")
 	enc := &store.Encryption{Cipher: "aes256gcm", Key: bytes.Repeat([]byte{7}, 32)}
-	if err := store.Convert(ctx, plain, p, nil, enc); err != nil {
+	if err := store.Convert(ctx, plain, p, nil, enc, nil); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(p)

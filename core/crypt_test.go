@@ -170,11 +170,11 @@ func TestCrypt_Convert(t *testing.T) {
 	for _, name := range []string{"aes256gcm", "aegis128l"} {
 		enc := &store.Encryption{Cipher: name, Key: cryptKey(cryptCiphers[name], 9)}
 		encPath, back := filepath.Join(dir, name+".db"), filepath.Join(dir, name+"-back.db")
-		if err := store.Convert(ctx, plain, encPath, nil, enc); err != nil {
+		if err := store.Convert(ctx, plain, encPath, nil, enc, nil); err != nil {
 			t.Fatal(err)
 		}
 		noMarkers(t, []string{encPath}, "MARKER-CONVERT")
-		if err := store.Convert(ctx, encPath, back, enc, nil); err != nil {
+		if err := store.Convert(ctx, encPath, back, enc, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range []struct {

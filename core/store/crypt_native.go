@@ -35,7 +35,15 @@ func checkFile(abs string, codec *crypt.Codec) error {
 // SQLite's VACUUM INTO through an encrypting VFS that reads or writes the
 // plain side in the clear, with the reserved bytes per page of dst's
 // cipher (0 for plain).
-func Convert(ctx context.Context, src, dst string, from, to *Encryption) error {
+//
+// The copy holds src locked exclusively (SQLite's EXCLUSIVE lock, which
+// no process can take while another has the database open: every
+// connection in WAL mode holds a SHARED lock while it is open), so a
+// database open elsewhere is refused with ErrInUse, and then, when not
+// nil, runs before the lock is let go: a caller that replaces src with
+// dst there leaves no moment in which another process could write to src
+// after the copy.
+func Convert(ctx context.Context, src, dst string, from, to *Encryption, then func() error) error {
 	if (from == nil) == (to == nil) {
 		return errors.New("store: Convert needs exactly one of from and to")
 	}
@@ -98,16 +106,35 @@ func Convert(ctx context.Context, src, dst string, from, to *Encryption) error {
 		if !ok {
 			return errors.New("store: driver connection has no SQLite handle")
 		}
-		_, err := rc.Raw().FileControl("main", sqlite3.FCNTL_RESERVE_BYTES, reserve)
+		if _, err := rc.Raw().FileControl("main", sqlite3.FCNTL_RESERVE_BYTES, reserve); err != nil {
+			return err
+		}
+		// The close must not delete the log by its name: after then, the
+		// name is the new file's.
+		_, err := rc.Raw().FileControl("main", sqlite3.FCNTL_PERSIST_WAL, true)
 		return err
 	}); err != nil {
 		return err
 	}
-	if _, err := c.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
-		return err
+	// Exclusive locking mode, set before the first read: opening the log
+	// takes the EXCLUSIVE lock and keeps it until the connection closes.
+	// A second is enough to wait for a process that is only passing by
+	// (a short read); one that keeps the database open never lets go.
+	for _, pragma := range []string{"PRAGMA locking_mode = EXCLUSIVE", "PRAGMA busy_timeout = 1000", "PRAGMA temp_store = MEMORY"} {
+		if _, err := c.ExecContext(ctx, pragma); err != nil {
+			return classify(err)
+		}
 	}
-	_, err = c.ExecContext(ctx, "VACUUM INTO ?", dst)
-	return classify(err)
+	if _, err = c.ExecContext(ctx, "VACUUM INTO ?", dst); err != nil {
+		if isBusy(err) {
+			return fmt.Errorf("%w: %s", ErrInUse, src)
+		}
+		return classify(err)
+	}
+	if then != nil {
+		return then()
+	}
+	return nil
 }
 
 // A partially synced database (core/sync: "agentfs init --sync-remote-url

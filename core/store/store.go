@@ -685,6 +685,9 @@ var (
 	// ErrBusy means another process held the write lock for longer than
 	// the busy timeout.
 	ErrBusy = errors.New("database is busy: another process holds the write lock")
+	// ErrInUse means an operation that needs the database to itself
+	// (Convert) found it open in another process.
+	ErrInUse = errors.New("the database is open in another process (EBUSY)")
 	// ErrNotADatabase means the file is not SQLite, or is encrypted.
 	ErrNotADatabase = errors.New("not an AgentFS database: not SQLite at all, or encrypted")
 	// ErrCorrupt means SQLite found the file damaged (truncated,

@@ -36,7 +36,8 @@ func convertCmd(encrypt bool) *cobra.Command {
 
 The key comes from --key-file FILE, AGENTFS_KEY or --key (` + keyHelpWarning + `);
 encrypt takes --cipher (default aegis256 for a 32-byte key, aegis128l for a
-16-byte one). The database must not be in use. Snapshots in ID.snapshots/
+16-byte one). The database must not be open in another process (a mount,
+a server, a shell): it is refused then, unchanged. Snapshots in ID.snapshots/
 are left as they were.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -74,24 +75,36 @@ are left as they were.`,
 					os.Remove(tmp + s)
 				}
 			}()
-			if err := store.Convert(cmd.Context(), path, tmp, from, to); err != nil {
+			// The copy replaces the original while the original is still
+			// locked (store.Convert): no other process can have written to
+			// it since it was copied.
+			replace := func() error {
+				// The copy must open as an agent database with its new key
+				// (or none) before it replaces the original.
+				c, err := core.Open(cmd.Context(), tmp, core.Options{Encryption: to, ReadOnly: true})
+				if err != nil {
+					return fmt.Errorf("the converted copy does not open: %w", err)
+				}
+				c.Close()
+				if err := syncPath(tmp); err != nil {
+					return err
+				}
+				// The original's log and index go with it: what the log
+				// held is in the copy, and no other process can be using
+				// them while the original is locked.
+				for _, s := range []string{"-wal", "-shm"} {
+					if err := os.Remove(path + s); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						return err
+					}
+				}
+				return os.Rename(tmp, path)
+			}
+			if err := store.Convert(cmd.Context(), path, tmp, from, to, replace); err != nil {
+				if errors.Is(err, store.ErrInUse) {
+					return userError{msg: fmt.Sprintf("%s: %s is open in another process (EBUSY); the database is unchanged", cmd.Name(), args[0]),
+						hint: "close it there first (agentfs ps lists agentfs mounts, servers and shells; fuser " + path + " lists every process), then run agentfs " + cmd.Name() + " " + args[0] + " again"}
+				}
 				return fmt.Errorf("%s: %w (the database is unchanged)", cmd.Name(), err)
-			}
-			// The copy must open as an agent database with its new key
-			// (or none) before it replaces the original.
-			c, err := core.Open(cmd.Context(), tmp, core.Options{Encryption: to, ReadOnly: true})
-			if err != nil {
-				return fmt.Errorf("%s: the converted copy does not open: %w (the database is unchanged)", cmd.Name(), err)
-			}
-			c.Close()
-			if err := syncPath(tmp); err != nil {
-				return err
-			}
-			if err := os.Rename(tmp, path); err != nil {
-				return err
-			}
-			if _, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
-				os.Remove(path + "-shm") // the old file's index, of no use to the new one
 			}
 			if err := syncPath(filepath.Dir(path)); err != nil {
 				return err

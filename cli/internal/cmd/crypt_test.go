@@ -1,8 +1,11 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -89,4 +92,62 @@ func TestCrypt_CLI(t *testing.T) {
 			}
 		}
 	}
+}
+
+// encrypt and decrypt need the database to themselves: while another
+// process has it open they refuse, change nothing, and say what to do;
+// once it is closed they go through. (Before, the other process kept
+// writing to the file that the converted copy replaced, and lost it.)
+func TestCrypt_RefusedWhileOpenElsewhere(t *testing.T) {
+	t.Chdir(t.TempDir())
+	os.WriteFile("k", []byte(strings.Repeat("ab", 32)), 0o600)
+	mustRun(t, "init", "t")
+	mustRun(t, "fs", "t", "write", "/a.txt", "kept")
+
+	// Another process: an agentfs shell on the agent, reading commands
+	// from a pipe.
+	sh := exec.Command(os.Args[0], "sh", "-i", "t")
+	sh.Env = append(os.Environ(), asCLIEnv+"=1")
+	stdin, err := sh.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := sh.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	sh.Stderr = &stderr
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Process.Kill(); sh.Wait() })
+	out := bufio.NewReader(stdout)
+	fmt.Fprintln(stdin, "cat /a.txt; echo")
+	// (-i prints a prompt before each command's output)
+	if line, err := out.ReadString('\n'); !strings.HasSuffix(line, "kept\n") {
+		t.Fatalf("the shell said %q (%v); stderr: %s", line, err, stderr.String())
+	}
+
+	wantFail(t, 1, []string{"--key-file", "k", "encrypt", "t"}, "open in another process", "unchanged", "agentfs encrypt t again")
+	if db, _ := os.ReadFile(".agentfs/t.db"); !bytes.HasPrefix(db, []byte("SQLite format 3\x00")) {
+		t.Fatal("the refused encrypt replaced the database")
+	}
+	// The shell still works on the same file, and its write is kept.
+	fmt.Fprintln(stdin, "echo more > /b.txt; echo done")
+	if line, err := out.ReadString('\n'); !strings.HasSuffix(line, "done\n") {
+		t.Fatalf("the shell said %q (%v); stderr: %s", line, err, stderr.String())
+	}
+	stdin.Close()
+	if err := sh.Wait(); err != nil {
+		t.Fatalf("the shell: %v; stderr: %s", err, stderr.String())
+	}
+
+	mustRun(t, "--key-file", "k", "encrypt", "t")
+	for _, s := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(".agentfs/t.db" + s); err == nil {
+			t.Errorf("the original's t.db%s is left beside the encrypted database", s)
+		}
+	}
+	checkOut(t, "b.txt after encrypt", mustRun(t, "--key-file", "k", "fs", "t", "cat", "/b.txt"), "more\n")
 }

@@ -27,11 +27,12 @@ typedef struct {
 } agentfs_dbfile;
 
 // agentfs_file_open opens path read only through the unix VFS; NULL with
-// *err set to errno (or EIO) when it cannot.
+// *err set to errno (or EIO) when it cannot, or to -1 when SQLite has no
+// unix VFS (Windows, whose locks belong to handles).
 agentfs_dbfile *agentfs_file_open(const char *path, int *err) {
 	sqlite3_vfs *v = sqlite3_vfs_find("unix");
 	if (!v) {
-		*err = ENOSYS;
+		*err = -1;
 		return 0;
 	}
 	agentfs_dbfile *d = calloc(1, sizeof(agentfs_dbfile) + v->szOsFile);

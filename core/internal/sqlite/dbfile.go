@@ -12,6 +12,7 @@ void agentfs_file_close(agentfs_dbfile *d);
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -36,14 +37,22 @@ type File struct {
 // Sniffing and key checks of database files (internal/crypt) read through
 // File in every process that links this package.
 func init() {
+	osOpen := crypt.OpenFile
 	crypt.OpenFile = func(path string) (crypt.File, error) {
 		f, err := OpenFile(path)
+		if errors.Is(err, errNoUnixVFS) {
+			return osOpen(path)
+		}
 		if err != nil {
 			return nil, err
 		}
 		return f, nil
 	}
 }
+
+// errNoUnixVFS: SQLite has no unix VFS here (Windows: its locks belong to
+// a handle, so closing another handle of the file is harmless).
+var errNoUnixVFS = errors.New("sqlite: no unix VFS")
 
 // OpenFile opens the database file at path for reading. A missing file is
 // an error matching fs.ErrNotExist.
@@ -54,6 +63,9 @@ func OpenFile(path string) (*File, error) {
 	var errno C.int
 	p := C.agentfs_file_open(cpath, &errno)
 	if p == nil {
+		if errno < 0 {
+			return nil, errNoUnixVFS
+		}
 		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.Errno(errno)}
 	}
 	return &File{p: p, path: path}, nil

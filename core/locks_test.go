@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentfs-go/agentfs/core"
 	"github.com/agentfs-go/agentfs/core/store"
 	agentsync "github.com/agentfs-go/agentfs/core/sync"
+	"github.com/agentfs-go/agentfs/core/sync/synctest"
 	"github.com/agentfs-go/agentfs/core/vfs"
 )
 
@@ -36,13 +36,7 @@ func TestLocks_KeptBesideOtherOpensOfTheFile(t *testing.T) {
 		t.Skip("multi-process test")
 	}
 	ctx := context.Background()
-	srv, err := agentsync.NewServer(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
+	base := synctest.Start(t, nil)
 	key := &store.Encryption{Cipher: "aes256gcm", Key: bytes.Repeat([]byte{7}, 32)}
 
 	cases := []struct {
@@ -62,7 +56,7 @@ func TestLocks_KeptBesideOtherOpensOfTheFile(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "a.db")
 			opts := core.Options{Create: true, Encryption: c.enc}
 			if c.sync {
-				if err := agentsync.Prepare(ctx, p, fmt.Sprintf("%s/locks-%d", hs.URL, i), agentsync.Options{}, opts); err != nil {
+				if err := agentsync.Prepare(ctx, p, fmt.Sprintf("%s/locks-%d", base, i), agentsync.Options{}, opts); err != nil {
 					t.Fatal(err)
 				}
 				opts.Create = false

@@ -16,6 +16,7 @@ import (
 	"github.com/agentfs-go/agentfs/core"
 	"github.com/agentfs-go/agentfs/core/rpc"
 	agentsync "github.com/agentfs-go/agentfs/core/sync"
+	"github.com/agentfs-go/agentfs/core/sync/synctest"
 )
 
 // Two machines share an agent through the engine's sync server (the one
@@ -23,14 +24,8 @@ import (
 // Pull, Sync and SyncStats move and report the changes.
 func TestSync_SDK(t *testing.T) {
 	ctx := context.Background()
-	srv, err := agentsync.NewServer(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	url := hs.URL + "/shared"
+	base := synctest.Start(t, nil)
+	url := base + "/shared"
 	dir := t.TempDir()
 
 	a, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(dir, "a.db"), SyncRemoteURL: url})
@@ -78,7 +73,7 @@ func TestSync_SDK(t *testing.T) {
 	}
 
 	// An existing database synced with another URL, and one never synced.
-	if _, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(dir, "a.db"), SyncRemoteURL: hs.URL + "/other"}); err == nil || !strings.Contains(err.Error(), "is synced with") {
+	if _, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(dir, "a.db"), SyncRemoteURL: base + "/other"}); err == nil || !strings.Contains(err.Error(), "is synced with") {
 		t.Fatalf("open with another remote: %v", err)
 	}
 	c, err := agentfs.Open(ctx, agentfs.Options{Path: filepath.Join(dir, "c.db")})
@@ -96,14 +91,7 @@ func TestSync_SDK(t *testing.T) {
 // token.
 func TestSync_Remote(t *testing.T) {
 	ctx := context.Background()
-	srv, err := agentsync.NewServer(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	url := hs.URL + "/r"
+	url := synctest.Start(t, nil) + "/r"
 
 	data := t.TempDir()
 	if err := agentsync.Prepare(ctx, filepath.Join(data, "synced.db"), url, agentsync.Options{}, core.Options{Create: true}); err != nil {
@@ -157,14 +145,7 @@ func TestSync_Remote(t *testing.T) {
 // remote, far less than the whole, and fetches the rest when read.
 func TestSync_Partial(t *testing.T) {
 	ctx := context.Background()
-	srv, err := agentsync.NewServer(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hs := httptest.NewServer(srv.Handler())
-	defer hs.Close()
-	url := hs.URL + "/partial"
+	url := synctest.Start(t, nil) + "/partial"
 	dir := t.TempDir()
 
 	// ~3 MiB on the remote; /big/last.bin is written last, past any prefix.

@@ -3,25 +3,19 @@
 package cmd
 
 import (
-	"net/http/httptest"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentfs-go/agentfs/core/httpguard"
-	agentsync "github.com/agentfs-go/agentfs/core/sync"
+	"github.com/agentfs-go/agentfs/core/sync/synctest"
 )
 
 func syncServer(t *testing.T, token string) string {
 	t.Helper()
-	srv, err := agentsync.NewServer(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(httpguard.Wrap(srv.Handler(), httpguard.Options{Token: token}))
-	t.Cleanup(func() { hs.Close(); srv.Close() })
-	return hs.URL
+	return synctest.Start(t, func(h http.Handler) http.Handler { return httpguard.Wrap(h, httpguard.Options{Token: token}) })
 }
 
 func TestSyncInitPushPull(t *testing.T) {

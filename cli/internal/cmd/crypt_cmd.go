@@ -101,8 +101,7 @@ are left as they were.`,
 			}
 			if err := store.Convert(cmd.Context(), path, tmp, from, to, replace); err != nil {
 				if errors.Is(err, store.ErrInUse) {
-					return userError{msg: fmt.Sprintf("%s: %s is open in another process (EBUSY); the database is unchanged", cmd.Name(), args[0]),
-						hint: "close it there first (agentfs ps lists agentfs mounts, servers and shells; fuser " + path + " lists every process), then run agentfs " + cmd.Name() + " " + args[0] + " again"}
+					return inUseError(cmd.Name(), args[0], path)
 				}
 				return fmt.Errorf("%s: %w (the database is unchanged)", cmd.Name(), err)
 			}
@@ -120,6 +119,17 @@ are left as they were.`,
 			return nil
 		},
 	}
+}
+
+// inUseError says that the command refused the database at path, which
+// another process has open, and how to find that process.
+func inUseError(command, idOrPath, path string) error {
+	who := "another process"
+	if pid, ok := databaseUser(path); ok && pid > 0 {
+		who = fmt.Sprintf("another process (pid %d)", pid)
+	}
+	return userError{msg: fmt.Sprintf("%s: %s is open in %s (EBUSY); the database is unchanged", command, idOrPath, who),
+		hint: "close it there first (agentfs ps lists agentfs mounts, servers and shells; fuser " + path + " lists every process), then run agentfs " + command + " " + idOrPath + " again"}
 }
 
 func syncPath(p string) error {

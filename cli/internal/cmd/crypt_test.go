@@ -94,11 +94,11 @@ func TestCrypt_CLI(t *testing.T) {
 	}
 }
 
-// encrypt and decrypt need the database to themselves: while another
-// process has it open they refuse, change nothing, and say what to do;
-// once it is closed they go through. (Before, the other process kept
-// writing to the file that the converted copy replaced, and lost it.)
-func TestCrypt_RefusedWhileOpenElsewhere(t *testing.T) {
+// encrypt, decrypt and init --force replace the database file: while
+// another process has it open they refuse, change nothing, and say which
+// process and what to do; once it is closed they go through. (Before, the
+// other process kept writing to the replaced file, and lost it.)
+func TestReplacing_RefusedWhileOpenElsewhere(t *testing.T) {
 	t.Chdir(t.TempDir())
 	os.WriteFile("k", []byte(strings.Repeat("ab", 32)), 0o600)
 	mustRun(t, "init", "t")
@@ -129,7 +129,9 @@ func TestCrypt_RefusedWhileOpenElsewhere(t *testing.T) {
 		t.Fatalf("the shell said %q (%v); stderr: %s", line, err, stderr.String())
 	}
 
-	wantFail(t, 1, []string{"--key-file", "k", "encrypt", "t"}, "open in another process", "unchanged", "agentfs encrypt t again")
+	pid := fmt.Sprintf("open in another process (pid %d)", sh.Process.Pid)
+	wantFail(t, 1, []string{"--key-file", "k", "encrypt", "t"}, pid, "unchanged", "agentfs encrypt t again")
+	wantFail(t, 1, []string{"init", "t", "--force"}, pid, "unchanged", "agentfs init --force t again")
 	if db, _ := os.ReadFile(".agentfs/t.db"); !bytes.HasPrefix(db, []byte("SQLite format 3\x00")) {
 		t.Fatal("the refused encrypt replaced the database")
 	}

@@ -82,6 +82,11 @@ database is mounted on a temporary directory (the working directory of
 				if !force {
 					return userError{msg: fmt.Sprintf("agent %q already exists at %s", id, path), hint: fmt.Sprintf("agentfs init %s --force (replaces it)", id)}
 				}
+				// A process that has it open would go on writing to the
+				// replaced file and lose what it writes.
+				if _, inUse := databaseUser(path); inUse {
+					return inUseError("init --force", id, path)
+				}
 				replacing = true
 			}
 			target := path

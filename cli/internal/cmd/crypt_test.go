@@ -152,4 +152,24 @@ func TestReplacing_RefusedWhileOpenElsewhere(t *testing.T) {
 		}
 	}
 	checkOut(t, "b.txt after encrypt", mustRun(t, "--key-file", "k", "fs", "t", "cat", "/b.txt"), "more\n")
+
+	// decrypt, the same way.
+	sh2 := exec.Command(os.Args[0], "--key-file", "k", "sh", "-i", "t")
+	sh2.Env = append(os.Environ(), asCLIEnv+"=1")
+	stdin2, _ := sh2.StdinPipe()
+	stdout2, _ := sh2.StdoutPipe()
+	if err := sh2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh2.Process.Kill(); sh2.Wait() })
+	out2 := bufio.NewReader(stdout2)
+	fmt.Fprintln(stdin2, "cat /b.txt")
+	if line, err := out2.ReadString('\n'); !strings.HasSuffix(line, "more\n") {
+		t.Fatalf("the second shell said %q (%v)", line, err)
+	}
+	wantFail(t, 1, []string{"--key-file", "k", "decrypt", "t"}, fmt.Sprintf("open in another process (pid %d)", sh2.Process.Pid), "unchanged")
+	stdin2.Close()
+	sh2.Wait()
+	mustRun(t, "--key-file", "k", "decrypt", "t")
+	checkOut(t, "b.txt after decrypt", mustRun(t, "fs", "t", "cat", "/b.txt"), "more\n")
 }

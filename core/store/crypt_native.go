@@ -29,8 +29,8 @@ func checkFile(abs string, codec *crypt.Codec) error {
 	return crypt.CheckWAL(abs+"-wal", codec)
 }
 
-// Convert writes a copy of the database file src, which must not be open,
-// to dst (which must not exist) with another encryption: from is src's
+// Convert writes a copy of the database file src, which must not be open
+// in this process, to dst (which must not exist) with another encryption: from is src's
 // (nil: plain), to is dst's (nil: plain); one of them is set. The copy is
 // SQLite's VACUUM INTO through an encrypting VFS that reads or writes the
 // plain side in the clear, with the reserved bytes per page of dst's

@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -72,7 +74,10 @@ func writeFiles(t *testing.T, path string, files map[string][]byte) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	for name, data := range files {
+	// In name order: where a file's pages land in the database (inside a
+	// partial bootstrap's prefix or not) must not change from run to run.
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		data := files[name]
 		if err := a.FS.MkdirAll(ctx, filepath.Dir(name), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -47,8 +47,18 @@ func TestProcs_OutputOrderAndExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, exit := drain(t, p)
-	var seq []string
+	// Adjacent chunks of one stream are joined first: a line may come in
+	// more than one (echo wrote "three" and its newline apart once in CI).
+	var runs []sandbox.Chunk
 	for _, c := range cs {
+		if n := len(runs); n > 0 && runs[n-1].Stream == c.Stream {
+			runs[n-1].Data = append(runs[n-1].Data, c.Data...)
+			continue
+		}
+		runs = append(runs, sandbox.Chunk{Stream: c.Stream, Data: append([]byte(nil), c.Data...)})
+	}
+	var seq []string
+	for _, c := range runs {
 		for _, l := range strings.SplitAfter(string(c.Data), "\n") {
 			if l != "" {
 				seq = append(seq, fmt.Sprintf("%d:%s", c.Stream, strings.TrimSpace(l)))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -122,18 +123,24 @@ func TestAttack_ProcSubst_Limits(t *testing.T) {
 	lim := sandbox.Hardened
 	lim.MaxBackground = 4
 	_, sb := newSandbox(t, sandbox.Options{Limits: lim})
-	for _, c := range []struct{ script, limit string }{
+	for _, c := range []struct {
+		script string
+		limits []string // any one of them
+	}{
 		// Output written into a pipe counts as stream bytes.
-		{`cat <(yes) > /dev/null`, "stream"},
+		{`cat <(yes) > /dev/null`, []string{"stream"}},
 		// Each substitution is a background job.
 		// (f opens none of them: all six wait on their pipes.)
-		{`f() { sleep 30; }; f <(yes) <(yes) <(yes) <(yes) <(yes) <(yes)`, "background jobs"},
-		// A loop of substitutions ends at the command budget.
-		{`while :; do true <(true); done`, "commands"},
+		{`f() { sleep 30; }; f <(yes) <(yes) <(yes) <(yes) <(yes) <(yes)`, []string{"background jobs"}},
+		// A loop of substitutions ends at the command budget, or at the
+		// background jobs' when the substitutions' own "true" are slower
+		// to end than the loop is to start them (a loaded machine: once
+		// in CI).
+		{`while :; do true <(true); done`, []string{"commands", "background jobs"}},
 	} {
 		res := run(t, sb, c.script)
-		if res.Limit == nil || res.Limit.Limit != c.limit {
-			t.Errorf("%s: limit %v (exit %d, stderr %q), want %s", c.script, res.Limit, res.ExitCode, res.Stderr, c.limit)
+		if res.Limit == nil || !slices.Contains(c.limits, res.Limit.Limit) {
+			t.Errorf("%s: limit %v (exit %d, stderr %q), want one of %q", c.script, res.Limit, res.ExitCode, res.Stderr, c.limits)
 		}
 	}
 	// What a reader keeps counts as memory.

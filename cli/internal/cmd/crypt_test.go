@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -104,45 +105,18 @@ func TestReplacing_RefusedWhileOpenElsewhere(t *testing.T) {
 	mustRun(t, "init", "t")
 	mustRun(t, "fs", "t", "write", "/a.txt", "kept")
 
-	// Another process: an agentfs shell on the agent, reading commands
-	// from a pipe.
-	sh := exec.Command(os.Args[0], "sh", "-i", "t")
-	sh.Env = append(os.Environ(), asCLIEnv+"=1")
-	stdin, err := sh.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := sh.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	sh.Stderr = &stderr
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sh.Process.Kill(); sh.Wait() })
-	out := bufio.NewReader(stdout)
-	fmt.Fprintln(stdin, "cat /a.txt; echo")
-	// (-i prints a prompt before each command's output)
-	if line, err := out.ReadString('\n'); !strings.HasSuffix(line, "kept\n") {
-		t.Fatalf("the shell said %q (%v); stderr: %s", line, err, stderr.String())
-	}
+	// Another process: an agentfs shell on the agent.
+	sh := startShell(t, "sh", "-i", "t")
+	sh.say(t, "cat /a.txt; echo", "kept\n")
 
-	namesHolder(t, wantFail(t, 1, []string{"--key-file", "k", "encrypt", "t"}, "open in another process", "unchanged", "agentfs encrypt t again"), sh.Process.Pid)
-	namesHolder(t, wantFail(t, 1, []string{"init", "t", "--force"}, "open in another process", "unchanged", "agentfs init --force t again"), sh.Process.Pid)
+	namesHolder(t, wantFail(t, 1, []string{"--key-file", "k", "encrypt", "t"}, "open in another process", "unchanged", "agentfs encrypt t again"), sh.cmd.Process.Pid)
+	namesHolder(t, wantFail(t, 1, []string{"init", "t", "--force"}, "open in another process", "unchanged", "agentfs init --force t again"), sh.cmd.Process.Pid)
 	if db, _ := os.ReadFile(".agentfs/t.db"); !bytes.HasPrefix(db, []byte("SQLite format 3\x00")) {
 		t.Fatal("the refused encrypt replaced the database")
 	}
 	// The shell still works on the same file, and its write is kept.
-	fmt.Fprintln(stdin, "echo more > /b.txt; echo done")
-	if line, err := out.ReadString('\n'); !strings.HasSuffix(line, "done\n") {
-		t.Fatalf("the shell said %q (%v); stderr: %s", line, err, stderr.String())
-	}
-	stdin.Close()
-	if err := sh.Wait(); err != nil {
-		t.Fatalf("the shell: %v; stderr: %s", err, stderr.String())
-	}
+	sh.say(t, "echo more > /b.txt; echo done", "done\n")
+	sh.close(t)
 
 	mustRun(t, "--key-file", "k", "encrypt", "t")
 	for _, s := range []string{"-wal", "-shm"} {
@@ -153,22 +127,10 @@ func TestReplacing_RefusedWhileOpenElsewhere(t *testing.T) {
 	checkOut(t, "b.txt after encrypt", mustRun(t, "--key-file", "k", "fs", "t", "cat", "/b.txt"), "more\n")
 
 	// decrypt, the same way.
-	sh2 := exec.Command(os.Args[0], "--key-file", "k", "sh", "-i", "t")
-	sh2.Env = append(os.Environ(), asCLIEnv+"=1")
-	stdin2, _ := sh2.StdinPipe()
-	stdout2, _ := sh2.StdoutPipe()
-	if err := sh2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sh2.Process.Kill(); sh2.Wait() })
-	out2 := bufio.NewReader(stdout2)
-	fmt.Fprintln(stdin2, "cat /b.txt")
-	if line, err := out2.ReadString('\n'); !strings.HasSuffix(line, "more\n") {
-		t.Fatalf("the second shell said %q (%v)", line, err)
-	}
-	namesHolder(t, wantFail(t, 1, []string{"--key-file", "k", "decrypt", "t"}, "open in another process", "unchanged"), sh2.Process.Pid)
-	stdin2.Close()
-	sh2.Wait()
+	sh2 := startShell(t, "--key-file", "k", "sh", "-i", "t")
+	sh2.say(t, "cat /b.txt", "more\n")
+	namesHolder(t, wantFail(t, 1, []string{"--key-file", "k", "decrypt", "t"}, "open in another process", "unchanged"), sh2.cmd.Process.Pid)
+	sh2.close(t)
 	mustRun(t, "--key-file", "k", "decrypt", "t")
 	checkOut(t, "b.txt after decrypt", mustRun(t, "fs", "t", "cat", "/b.txt"), "more\n")
 }
@@ -180,5 +142,55 @@ func namesHolder(t *testing.T, r result, pid int) {
 	t.Helper()
 	if strings.Contains(r.err, "(pid ") && !strings.Contains(r.err, fmt.Sprintf("(pid %d)", pid)) {
 		t.Errorf("the refusal names another process than %d: %s", pid, r.err)
+	}
+}
+
+// heldShell is an agentfs shell in another process, which holds its
+// agent open while it reads commands from a pipe.
+type heldShell struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	stderr bytes.Buffer
+}
+
+// startShell starts this test binary as `agentfs ARGS...`.
+func startShell(t *testing.T, args ...string) *heldShell {
+	t.Helper()
+	sh := &heldShell{cmd: exec.Command(os.Args[0], args...)}
+	sh.cmd.Env = append(os.Environ(), asCLIEnv+"=1")
+	sh.cmd.Stderr = &sh.stderr
+	var err error
+	if sh.stdin, err = sh.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := sh.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.cmd.Process.Kill(); sh.cmd.Wait() })
+	sh.out = bufio.NewReader(stdout)
+	return sh
+}
+
+// say runs a command line and checks that its line of output (after
+// -i's prompt) ends with want.
+func (sh *heldShell) say(t *testing.T, line, want string) {
+	t.Helper()
+	fmt.Fprintln(sh.stdin, line)
+	if got, err := sh.out.ReadString('\n'); !strings.HasSuffix(got, want) {
+		t.Fatalf("the shell said %q (%v) to %q; stderr: %s", got, err, line, sh.stderr.String())
+	}
+}
+
+// close ends the shell's input and waits for it to exit successfully.
+func (sh *heldShell) close(t *testing.T) {
+	t.Helper()
+	sh.stdin.Close()
+	if err := sh.cmd.Wait(); err != nil {
+		t.Fatalf("the shell: %v; stderr: %s", err, sh.stderr.String())
 	}
 }
